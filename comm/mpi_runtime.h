@@ -1,0 +1,42 @@
+// The simulator's MPI runtime: initialisation and rank identity. It knows bytes and
+// ranks, never schedulers or engines.
+//
+// MPI is initialised with MPI_THREAD_FUNNELED: TBB threads work inside a rank, and only
+// the thread that called MPI_Init_thread talks MPI. Without `mpirun` the same code runs
+// as a single rank (Open MPI's singleton mode).
+//
+//   int main(int argc, char** argv) {
+//     fleetsim::comm::MpiRuntime mpi(&argc, &argv);
+//     if (mpi.rank() == 0) ...
+//   }
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fleetsim::comm {
+
+class MpiRuntime {
+ public:
+  MpiRuntime(int* argc, char*** argv);
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // The thread support level MPI granted (MPI_THREAD_* constant).
+  int thread_level() const { return thread_level_; }
+
+  // Every rank's value, in rank order (an MPI_Allgather of one int).
+  std::vector<int> AllGather(int value) const;
+  // Every rank's host name, in rank order.
+  std::vector<std::string> HostNames() const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  int thread_level_ = 0;
+};
+
+}  // namespace fleetsim::comm

@@ -1,0 +1,31 @@
+// `fleetsim inspect`: the derived model and engine numbers for one model at one TP
+// degree, as a vLLM start-up log would print them.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/inspect_report.h"
+#include "engine/engine_config.h"
+
+namespace fleetsim {
+
+struct InspectOptions {
+  std::string model = "qwen3.8-27b";
+  EngineConfig engine;
+  std::optional<int64_t> kv_cache_memory_bytes;
+  std::optional<std::string> hardware;
+  double gpu_memory_utilization = 0.9;
+  bool utilization_given = false;
+  bool json = false;
+};
+
+// Loads the model (and hardware), resolves the engine and lays out the cache; refusals
+// are InputErrors that name the offending option.
+InspectReport BuildInspectReport(const InspectOptions& options);
+
+void AddInspectCommand(CLI::App& app);
+
+}  // namespace fleetsim

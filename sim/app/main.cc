@@ -1,0 +1,37 @@
+// fleetsim: a discrete-event simulator of LLM inference serving at fleet scale.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/inspect_command.h"
+#include "core/input_error.h"
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"fleetsim " FLEETSIM_VERSION
+               ": simulate LLM inference serving (vLLM engines, hybrid GDN models, fleets of "
+               "instances behind routers) without GPUs",
+               "fleetsim"};
+  app.set_version_flag("--version", FLEETSIM_VERSION);
+  app.require_subcommand(1);
+  fleetsim::AddInspectCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "fleetsim: error: " << e.what() << " (see fleetsim --help)\n";
+    return fleetsim::kExitInputError;
+  } catch (const fleetsim::InputError& e) {
+    std::cerr << "fleetsim: error: " << e.what() << '\n';
+    return fleetsim::kExitInputError;
+  }
+  return 0;
+}

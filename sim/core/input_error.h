@@ -1,0 +1,31 @@
+// Bad user input: a config, model card, trace or command-line value that fleetsim
+// refuses. It carries where the problem is (file, line, field) so that the command line
+// prints exactly one line and exits with kExitInputError -- never a crash or a hang.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace fleetsim {
+
+inline constexpr int kExitInputError = 2;
+
+class InputError : public std::runtime_error {
+ public:
+  // `line` is 1-based; 0 means the input has no line (a command-line option).
+  InputError(std::string file, int line, std::string field, const std::string& message);
+
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string file_;
+  int line_;
+  std::string field_;
+};
+
+// An error in a command-line option: names the option instead of a file.
+InputError OptionError(const std::string& option, const std::string& message);
+
+}  // namespace fleetsim

@@ -1,0 +1,58 @@
+// A small streaming JSON writer with stable key order, for machine-readable output
+// (`--json`). Keys come out in the order they are written, so output is reproducible:
+//
+//   JsonWriter json(std::cout);
+//   json.BeginObject();
+//   json.Field("block_size", 784);
+//   json.Key("groups"); json.BeginArray(); ... json.EndArray();
+//   json.EndObject();
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace fleetsim {
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  ~JsonWriter();
+
+  void BeginObject();
+  void EndObject();
+  void BeginArray();
+  void EndArray();
+  void Key(std::string_view key);
+
+  void Value(std::string_view text);
+  void Value(const char* text) { Value(std::string_view(text)); }
+  void Value(bool flag);
+  void Value(double number);
+  void Null();
+  template <typename Int>
+  requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>) void Value(Int number) {
+    BeforeValue();
+    out_ << number;
+  }
+
+  template <typename T>
+  void Field(std::string_view key, const T& value) {
+    Key(key);
+    Value(value);
+  }
+
+ private:
+  void BeforeValue();
+  void Indent();
+  void Close(char bracket);
+  void WriteString(std::string_view text);
+
+  std::ostream& out_;
+  std::vector<bool> first_in_scope_;  // one entry per open object/array
+  bool after_key_ = false;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,173 @@
+#include "core/yaml_section.h"
+
+#include <fstream>
+#include <type_traits>
+
+namespace fleetsim {
+namespace {
+
+template <typename T>
+const char* Expected() {
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else
+    return "a string";
+}
+
+std::string Render(const YAML::Node& value) {
+  if (value.IsScalar()) return "'" + value.Scalar() + "'";
+  if (value.IsSequence()) return "a list";
+  if (value.IsMap()) return "a mapping";
+  return "nothing";
+}
+
+}  // namespace
+
+YamlSection::YamlSection(YAML::Node node, std::shared_ptr<const std::string> file, std::string path)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {}
+
+std::optional<YAML::Node> YamlSection::Lookup(std::string_view key) const {
+  if (!node_.IsMap()) return std::nullopt;
+  // operator[] on a const node never inserts.
+  const YAML::Node& map = node_;
+  YAML::Node value = map[std::string(key)];
+  if (!value.IsDefined() || value.IsNull()) return std::nullopt;
+  return value;
+}
+
+bool YamlSection::Has(std::string_view key) const {
+  return Lookup(key).has_value();
+}
+
+int YamlSection::LineOf(std::string_view key) const {
+  std::optional<YAML::Node> value = Lookup(key);
+  return value ? value->Mark().line + 1 : line();
+}
+
+std::string YamlSection::FieldPath(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+void YamlSection::Fail(std::string_view key, const std::string& message) const {
+  throw InputError(*file_, LineOf(key), FieldPath(key), message);
+}
+
+template <typename T>
+T YamlSection::Convert(const YAML::Node& value, std::string_view key) const {
+  if (!value.IsScalar())
+    Fail(key, std::string("expected ") + Expected<T>() + ", got " + Render(value));
+  T out{};
+  if (!YAML::convert<T>::decode(value, out)) {
+    Fail(key, std::string("expected ") + Expected<T>() + ", got " + Render(value));
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> YamlSection::Find(std::string_view key) const {
+  std::optional<YAML::Node> value = Lookup(key);
+  if (!value) return std::nullopt;
+  return Convert<T>(*value, key);
+}
+
+template <typename T>
+T YamlSection::Get(std::string_view key) const {
+  if (!node_.IsMap()) {
+    throw InputError(*file_, line(), path_, "expected a mapping, got " + Render(node_));
+  }
+  std::optional<T> value = Find<T>(key);
+  if (!value) Fail(key, std::string("missing required field (") + Expected<T>() + ")");
+  return *value;
+}
+
+template <typename T>
+std::vector<T> YamlSection::GetList(std::string_view key) const {
+  std::optional<YAML::Node> list = Lookup(key);
+  if (!list) return {};
+  if (!list->IsSequence()) Fail(key, "expected a list, got " + Render(*list));
+  std::vector<T> out;
+  out.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const YAML::Node element = (*list)[i];
+    if (!element.IsScalar()) {
+      throw InputError(*file_, element.Mark().line + 1,
+                       FieldPath(key) + "[" + std::to_string(i) + "]",
+                       std::string("expected ") + Expected<T>() + ", got " + Render(element));
+    }
+    T decoded{};
+    if (!YAML::convert<T>::decode(element, decoded)) {
+      throw InputError(*file_, element.Mark().line + 1,
+                       FieldPath(key) + "[" + std::to_string(i) + "]",
+                       std::string("expected ") + Expected<T>() + ", got " + Render(element));
+    }
+    out.push_back(std::move(decoded));
+  }
+  return out;
+}
+
+YamlSection YamlSection::Child(std::string_view key) const {
+  std::optional<YamlSection> child = FindChild(key);
+  if (!child) Fail(key, "missing required section");
+  return *child;
+}
+
+std::optional<YamlSection> YamlSection::FindChild(std::string_view key) const {
+  std::optional<YAML::Node> value = Lookup(key);
+  if (!value) return std::nullopt;
+  if (!value->IsMap()) Fail(key, "expected a mapping, got " + Render(*value));
+  return YamlSection(*value, file_, FieldPath(key));
+}
+
+std::vector<std::string> YamlSection::Keys() const {
+  std::vector<std::string> keys;
+  if (!node_.IsMap()) return keys;
+  for (const auto& entry : node_)
+    keys.push_back(entry.first.as<std::string>());
+  return keys;
+}
+
+void YamlSection::RejectUnknownKeys(std::initializer_list<std::string_view> known) const {
+  if (!node_.IsMap()) return;
+  for (const auto& entry : node_) {
+    const std::string key = entry.first.as<std::string>();
+    bool found = false;
+    for (std::string_view k : known)
+      found = found || k == key;
+    if (found) continue;
+    std::string accepted;
+    for (std::string_view k : known)
+      accepted += (accepted.empty() ? "" : ", ") + std::string(k);
+    throw InputError(*file_, entry.first.Mark().line + 1, FieldPath(key),
+                     "unknown key (accepted: " + accepted + ")");
+  }
+}
+
+YamlSection LoadYamlFile(const std::string& path) {
+  auto file = std::make_shared<const std::string>(path);
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  try {
+    return YamlSection(YAML::Load(in), file, "");
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path, e.mark.line + 1, "", "syntax error: " + e.msg);
+  }
+}
+
+template bool YamlSection::Get<bool>(std::string_view) const;
+template int YamlSection::Get<int>(std::string_view) const;
+template int64_t YamlSection::Get<int64_t>(std::string_view) const;
+template double YamlSection::Get<double>(std::string_view) const;
+template std::string YamlSection::Get<std::string>(std::string_view) const;
+template std::optional<bool> YamlSection::Find<bool>(std::string_view) const;
+template std::optional<int> YamlSection::Find<int>(std::string_view) const;
+template std::optional<int64_t> YamlSection::Find<int64_t>(std::string_view) const;
+template std::optional<double> YamlSection::Find<double>(std::string_view) const;
+template std::optional<std::string> YamlSection::Find<std::string>(std::string_view) const;
+template std::vector<int> YamlSection::GetList<int>(std::string_view) const;
+template std::vector<std::string> YamlSection::GetList<std::string>(std::string_view) const;
+
+}  // namespace fleetsim

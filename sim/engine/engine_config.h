@@ -1,0 +1,72 @@
+// The vLLM engine settings of one serving instance, as a user gives them, and the values
+// the engine resolves from them (defaults, dtypes, mamba cache mode), with vLLM's refusals.
+//
+// Defaults follow ENGINE_SEMANTICS.md section 4: on GPUs with >= 70 GiB,
+// max_num_batched_tokens 8192 and max_num_seqs 1024 (otherwise 2048 and 256); chunked
+// prefill on; prefix caching on for dense models and off for hybrid ones.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/input_error.h"
+#include "model/dtype.h"
+#include "model/model_card.h"
+
+namespace fleetsim {
+
+struct EngineConfig {
+  int tensor_parallel_size = 1;
+  std::optional<int> block_size;
+  std::optional<bool> enable_prefix_caching;
+  bool enable_chunked_prefill = true;
+  int num_speculative_tokens = 0;
+  std::optional<int64_t> max_model_len;
+  std::optional<int> max_num_batched_tokens;
+  std::optional<int> max_num_seqs;
+  int long_prefill_token_threshold = 0;  // 0: off
+  std::string kv_cache_dtype = "auto";
+  std::string mamba_cache_dtype = "auto";
+  std::string mamba_ssm_cache_dtype = "auto";
+};
+
+// How hybrid GDN state is cached: "none" keeps one state per sequence (prefix caching
+// off); "align" keeps checkpoints at block boundaries (prefix caching on). vLLM's third
+// mode, "all", is not modelled.
+enum class MambaCacheMode { kNone, kAlign };
+std::string_view NameOf(MambaCacheMode mode);
+
+struct ResolvedEngineConfig {
+  EngineConfig requested;
+  int tp = 1;
+  bool prefix_caching = false;
+  bool prefix_caching_defaulted = false;
+  bool chunked_prefill = true;
+  int num_spec = 0;
+  int64_t max_model_len = 0;
+  int max_num_batched_tokens = 0;
+  int max_num_seqs = 0;
+  bool budget_defaulted = false;   // the token budget and max_num_seqs came from defaults
+  bool large_gpu_assumed = false;  // defaults chosen without knowing the GPU's memory
+  int long_prefill_token_threshold = 0;
+  Dtype kv_dtype = Dtype::kBfloat16;
+  Dtype conv_dtype = Dtype::kBfloat16;
+  Dtype ssm_dtype = Dtype::kBfloat16;
+  MambaCacheMode mamba_mode = MambaCacheMode::kNone;
+};
+
+// Builds the error for a setting; lets the caller say where settings came from (a
+// command-line option, or a line of a cluster config).
+using SettingError =
+    std::function<InputError(std::string_view setting, const std::string& message)>;
+
+// Resolves defaults and applies every check that does not need the block size.
+// `gpu_memory_bytes` picks the default budgets; without it a >= 70 GiB GPU is assumed.
+ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConfig& config,
+                                         std::optional<int64_t> gpu_memory_bytes,
+                                         const SettingError& error);
+
+}  // namespace fleetsim

@@ -1,0 +1,110 @@
+#include "model/hardware.h"
+
+#include <algorithm>
+
+#include "core/input_error.h"
+#include "core/yaml_section.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
+  const YamlSection item = parent.Child(key);
+  item.RejectUnknownKeys({"value", "source", "kind"});
+  SourcedValue out{item.Get<double>("value"), item.Get<std::string>("source")};
+  if (out.value <= 0) item.Fail("value", "must be positive");
+  if (out.source.empty()) item.Fail("source", "must name where the figure comes from");
+  return out;
+}
+
+LinkSpec ReadLink(const YamlSection& node, std::string_view key, bool intra) {
+  const YamlSection link = node.Child(key);
+  if (intra) {
+    link.RejectUnknownKeys({"kind", "topology", "bandwidth_bytes_per_s", "latency_s"});
+  } else {
+    link.RejectUnknownKeys({"kind", "bandwidth_bytes_per_s", "latency_s"});
+  }
+  LinkSpec spec;
+  spec.kind = link.Get<std::string>("kind");
+  if (intra) {
+    spec.topology = link.Get<std::string>("topology");
+    if (spec.topology != "switch" && spec.topology != "mesh" && spec.topology != "pcie") {
+      link.Fail("topology",
+                "unknown topology '" + spec.topology + "' (accepted: switch, mesh, pcie)");
+    }
+  }
+  spec.bandwidth_bytes_per_s = ReadSourced(link, "bandwidth_bytes_per_s");
+  spec.latency_s = ReadSourced(link, "latency_s");
+  return spec;
+}
+
+}  // namespace
+
+int64_t HardwareSpec::UsableMemoryBytes() const {
+  return static_cast<int64_t>(memory_visible_bytes ? memory_visible_bytes->value
+                                                   : memory_bytes.value);
+}
+
+HardwareSpec LoadHardwareFile(const std::string& path) {
+  const YamlSection doc = LoadYamlFile(path);
+  doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",
+                         "memory_bandwidth_bytes_per_s", "peak_flops", "compute_units",
+                         "l2_cache_bytes", "node"});
+  HardwareSpec spec;
+  spec.file = path;
+  spec.name = doc.Get<std::string>("name");
+  if (spec.name != fs::path(path).stem().string()) {
+    doc.Fail("name", "'" + spec.name + "' differs from the file name '" +
+                         fs::path(path).stem().string() + "'");
+  }
+  spec.vendor = doc.Get<std::string>("vendor");
+  spec.product = doc.Get<std::string>("product");
+  spec.memory_bytes = ReadSourced(doc, "memory_bytes");
+  if (doc.Has("memory_visible_bytes")) {
+    spec.memory_visible_bytes = ReadSourced(doc, "memory_visible_bytes");
+  }
+  spec.memory_bandwidth_bytes_per_s = ReadSourced(doc, "memory_bandwidth_bytes_per_s");
+  const YamlSection flops = doc.Child("peak_flops");
+  flops.RejectUnknownKeys({"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8"});
+  for (const std::string& dtype : flops.Keys())
+    spec.peak_flops[dtype] = ReadSourced(flops, dtype);
+  if (!spec.peak_flops.contains("bf16") && !spec.peak_flops.contains("fp16")) {
+    flops.Fail("bf16", "a catalog GPU needs a 16-bit tensor figure (bf16 or fp16)");
+  }
+  spec.compute_units = ReadSourced(doc, "compute_units");
+  spec.compute_unit_kind = doc.Child("compute_units").Get<std::string>("kind");
+  spec.l2_cache_bytes = ReadSourced(doc, "l2_cache_bytes");
+  const YamlSection node = doc.Child("node");
+  node.RejectUnknownKeys({"gpus_per_node", "intra_node", "inter_node"});
+  spec.gpus_per_node = ReadSourced(node, "gpus_per_node");
+  spec.intra_node = ReadLink(node, "intra_node", true);
+  spec.inter_node = ReadLink(node, "inter_node", false);
+  return spec;
+}
+
+std::vector<std::string> HardwareNames(const fs::path& catalog_dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(catalog_dir, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+HardwareSpec LoadHardware(const fs::path& catalog_dir, const std::string& name_or_path) {
+  if (fs::is_regular_file(name_or_path)) return LoadHardwareFile(name_or_path);
+  const fs::path file = catalog_dir / (name_or_path + ".yaml");
+  if (name_or_path.find('/') == std::string::npos && fs::exists(file)) {
+    return LoadHardwareFile(file.string());
+  }
+  std::string known;
+  for (const std::string& name : HardwareNames(catalog_dir)) {
+    known += (known.empty() ? "" : ", ") + name;
+  }
+  throw OptionError("--hardware", "unknown hardware '" + name_or_path + "' (known: " + known + ")");
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,59 @@
+// One GPU of the hardware catalog (cluster_configs/hardware/<name>.yaml). Every figure in
+// the file carries its source; the loader refuses a figure without one.
+//
+//   HardwareSpec h200 = LoadHardware(ProjectRoot() / "cluster_configs/hardware", "H200-SXM");
+//   h200.UsableMemoryBytes();  // what vLLM multiplies by gpu_memory_utilization
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+// A catalog number and where it comes from (datasheet, whitepaper, measurement).
+struct SourcedValue {
+  double value = 0;
+  std::string source;
+};
+
+struct LinkSpec {
+  std::string kind;                    // nvlink4, pcie5, xgmi, infiniband-ndr, ...
+  std::string topology;                // switch, mesh, pcie (intra-node only)
+  SourcedValue bandwidth_bytes_per_s;  // per GPU, per direction
+  SourcedValue latency_s;
+};
+
+struct HardwareSpec {
+  std::string name;
+  std::string vendor;
+  std::string product;
+  std::string file;
+  SourcedValue memory_bytes;
+  std::optional<SourcedValue> memory_visible_bytes;
+  SourcedValue memory_bandwidth_bytes_per_s;
+  std::map<std::string, SourcedValue> peak_flops;  // by dtype name, dense
+  SourcedValue compute_units;
+  std::string compute_unit_kind;  // SM or CU
+  SourcedValue l2_cache_bytes;
+  SourcedValue gpus_per_node;
+  LinkSpec intra_node;
+  LinkSpec inter_node;
+
+  // The device total the driver reports when the catalog has it, else the datasheet size.
+  int64_t UsableMemoryBytes() const;
+};
+
+HardwareSpec LoadHardwareFile(const std::string& path);
+
+// Names of the catalog's YAML files (without extension), sorted.
+std::vector<std::string> HardwareNames(const std::filesystem::path& catalog_dir);
+
+// A catalog name or a path to a YAML file; an unknown name lists the known ones.
+HardwareSpec LoadHardware(const std::filesystem::path& catalog_dir,
+                          const std::string& name_or_path);
+
+}  // namespace fleetsim

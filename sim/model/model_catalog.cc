@@ -1,0 +1,44 @@
+#include "model/model_catalog.h"
+
+#include <algorithm>
+
+#include "core/input_error.h"
+
+namespace fleetsim {
+
+namespace fs = std::filesystem;
+
+ModelCatalog::ModelCatalog(fs::path models_dir) : models_dir_(std::move(models_dir)) {}
+
+std::vector<std::string> ModelCatalog::Names() const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(models_dir_, ec)) {
+    if (entry.is_directory() && fs::exists(entry.path() / "config.json")) {
+      names.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
+  const fs::path given(name_or_path);
+  if (fs::is_regular_file(given)) {
+    return LoadModelCard(given.string(), given.parent_path().filename().string());
+  }
+  if (fs::is_directory(given) && fs::exists(given / "config.json")) {
+    return LoadModelCard((given / "config.json").string(), given.filename().string());
+  }
+  const fs::path card = models_dir_ / name_or_path / "config.json";
+  if (name_or_path.find('/') == std::string::npos && fs::exists(card)) {
+    return LoadModelCard(card.string(), name_or_path);
+  }
+  std::string known;
+  for (const std::string& name : Names())
+    known += (known.empty() ? "" : ", ") + name;
+  throw OptionError("--model", "unknown model '" + name_or_path + "' (known: " + known +
+                                   "; or give a path to a config.json)");
+}
+
+}  // namespace fleetsim
