@@ -1,0 +1,68 @@
+// Runs under `mpirun -np N` (and without mpirun, as one rank): every rank runs these
+// tests, and each checks that all N ranks took part, so a launch that silently started N
+// singletons -- or fewer ranks than asked -- fails.
+#include "comm/mpi_runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+namespace {
+
+fleetsim::comm::MpiRuntime* g_mpi = nullptr;
+int g_expected_ranks = -1;
+
+TEST(MpiRuntime, WorldHasTheExpectedRanks) {
+  ASSERT_GT(g_expected_ranks, 0) << "pass --expected-ranks=N";
+  EXPECT_EQ(g_mpi->size(), g_expected_ranks);
+  EXPECT_GE(g_mpi->rank(), 0);
+  EXPECT_LT(g_mpi->rank(), g_mpi->size());
+}
+
+TEST(MpiRuntime, EveryRankContributesToAnAllGather) {
+  // Each rank sends a value only it knows; all must arrive, in rank order.
+  const std::vector<int> all = g_mpi->AllGather(1000 + g_mpi->rank());
+  ASSERT_EQ(static_cast<int>(all.size()), g_mpi->size());
+  for (int r = 0; r < g_mpi->size(); ++r)
+    EXPECT_EQ(all[static_cast<std::size_t>(r)], 1000 + r);
+}
+
+TEST(MpiRuntime, GrantsFunneledThreadSupport) {
+  // TBB threads work inside a rank; only the main thread calls MPI.
+  EXPECT_GE(g_mpi->thread_level(), MPI_THREAD_FUNNELED);
+}
+
+TEST(MpiRuntime, KnowsEveryRanksHost) {
+  const std::vector<std::string> hosts = g_mpi->HostNames();
+  ASSERT_EQ(static_cast<int>(hosts.size()), g_mpi->size());
+  for (const std::string& host : hosts)
+    EXPECT_FALSE(host.empty());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fleetsim::comm::MpiRuntime mpi(&argc, &argv);
+  g_mpi = &mpi;
+  ::testing::InitGoogleTest(&argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--expected-ranks=", 17) == 0)
+      g_expected_ranks = std::atoi(argv[i] + 17);
+  }
+  // Only rank 0 prints the report; every rank's result decides mpirun's exit code.
+  if (mpi.rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int failed = RUN_ALL_TESTS();
+  int any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (mpi.rank() == 0) {
+    std::printf("%d of %d ranks ran the suite; %s\n", mpi.size(), g_expected_ranks,
+                any_failed ? "some failed" : "all passed");
+  }
+  return any_failed;
+}

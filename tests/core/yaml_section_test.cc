@@ -1,0 +1,72 @@
+#include "core/yaml_section.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_file.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::TempFile;
+
+TEST(YamlSection, ReadsTypedFieldsAndTreatsNullAsAbsent) {
+  TempFile file("c.yaml", "a: 3\nb: hello\nc: null\nnested:\n  x: 1.5\nlist: [1, 2]\n");
+  const YamlSection doc = LoadYamlFile(file.path());
+  EXPECT_EQ(doc.Get<int>("a"), 3);
+  EXPECT_EQ(doc.Get<std::string>("b"), "hello");
+  EXPECT_FALSE(doc.Has("c"));
+  EXPECT_EQ(doc.GetOr<int>("c", 7), 7);
+  EXPECT_DOUBLE_EQ(doc.Child("nested").Get<double>("x"), 1.5);
+  EXPECT_EQ(doc.GetList<int>("list"), (std::vector<int>{1, 2}));
+}
+
+TEST(YamlSection, ErrorsNameFileLineAndFieldPath) {
+  TempFile file("c.yaml", "top: 1\nnested:\n  count: many\n");
+  const YamlSection doc = LoadYamlFile(file.path());
+  try {
+    doc.Child("nested").Get<int>("count");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), file.path());
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.field(), "nested.count");
+    EXPECT_NE(std::string(e.what()).find("expected an integer, got 'many'"), std::string::npos);
+  }
+}
+
+TEST(YamlSection, MissingFieldIsAnError) {
+  TempFile file("c.yaml", "a: 1\n");
+  const YamlSection doc = LoadYamlFile(file.path());
+  EXPECT_THROW(doc.Get<int>("b"), InputError);
+}
+
+TEST(YamlSection, RejectsUnknownKeysListingTheAcceptedOnes) {
+  TempFile file("c.yaml", "a: 1\ncolour: red\n");
+  const YamlSection doc = LoadYamlFile(file.path());
+  try {
+    doc.RejectUnknownKeys({"a", "b"});
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "colour");
+    EXPECT_NE(std::string(e.what()).find("accepted: a, b"), std::string::npos);
+  }
+}
+
+TEST(YamlSection, SyntaxErrorCarriesItsLine) {
+  TempFile file("c.json", "{\n  \"a\": 1,\n  \"b\": [1, 2\n}\n");
+  try {
+    LoadYamlFile(file.path());
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_GT(e.line(), 1);
+    EXPECT_NE(std::string(e.what()).find("syntax error"), std::string::npos);
+  }
+}
+
+TEST(YamlSection, MissingFileIsAnInputError) {
+  EXPECT_THROW(LoadYamlFile("/nonexistent/fleetsim.yaml"), InputError);
+}
+
+}  // namespace
+}  // namespace fleetsim

@@ -1,0 +1,32 @@
+// Shared helpers for engine tests: shipped model cards and an error builder that turns
+// refusals into InputErrors naming the setting.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/input_error.h"
+#include "core/project_paths.h"
+#include "engine/engine_config.h"
+#include "model/model_catalog.h"
+
+namespace fleetsim::testing {
+
+inline const ModelCard& Card(const std::string& name) {
+  static std::map<std::string, ModelCard> cache;
+  auto found = cache.find(name);
+  if (found == cache.end()) found = cache.emplace(name, ModelCatalog(ModelsDir()).Load(name)).first;
+  return found->second;
+}
+
+inline InputError SettingErrorFor(std::string_view setting, const std::string& message) {
+  return InputError("test", 0, std::string(setting), message);
+}
+
+inline ResolvedEngineConfig Resolve(const ModelCard& card, const EngineConfig& config,
+                                    std::optional<int64_t> gpu_memory = std::nullopt) {
+  return ResolveEngineConfig(card, config, gpu_memory, SettingErrorFor);
+}
+
+}  // namespace fleetsim::testing
