@@ -5,6 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh >/dev/null
+echo "quickstart: building (log in build/quickstart-build.log)"
+mkdir -p build
+if ! scripts/build.sh >build/quickstart-build.log 2>&1; then
+  cat build/quickstart-build.log >&2
+  echo "quickstart: build failed (log above)" >&2
+  exit 1
+fi
 echo "+ build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM"
 build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM
