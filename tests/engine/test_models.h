@@ -10,6 +10,7 @@
 #include "core/project_paths.h"
 #include "engine/engine_config.h"
 #include "model/model_catalog.h"
+#include "support/input_error.h"
 
 namespace fleetsim::testing {
 

@@ -4,11 +4,14 @@
 
 #include "core/input_error.h"
 #include "core/project_paths.h"
+#include "support/input_error.h"
 #include "support/temp_file.h"
 
 namespace fleetsim {
 namespace {
 
+using testing::CatchInputError;
+using testing::Mentions;
 using testing::TempFile;
 
 TEST(Hardware, CatalogHoldsTheFirstEightGpus) {
@@ -49,37 +52,25 @@ TEST(Hardware, KnownHeadlineFigures) {
 }
 
 TEST(Hardware, UnknownNameListsTheCatalog) {
-  try {
-    LoadHardware(HardwareCatalogDir(), "TPU-v5");
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--hardware");
-    EXPECT_NE(std::string(e.what()).find("H200-SXM"), std::string::npos);
-  }
+  const InputError e = CatchInputError([] { LoadHardware(HardwareCatalogDir(), "TPU-v5"); });
+  EXPECT_EQ(e.field(), "--hardware");
+  EXPECT_TRUE(Mentions(e, "H200-SXM"));
 }
 
 TEST(Hardware, FigureWithoutSourceIsRefusedWithItsLine) {
   const std::string yaml =
       std::string("name: X\nvendor: nvidia\nproduct: x\n") + "memory_bytes: {value: 1e9}\n";
   TempFile file("X.yaml", yaml);
-  try {
-    LoadHardwareFile(file.path());
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), 4);
-    EXPECT_EQ(e.field(), "memory_bytes.source");
-  }
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.line(), 4);
+  EXPECT_EQ(e.field(), "memory_bytes.source");
 }
 
 TEST(Hardware, UnknownKeyIsRefused) {
   TempFile file("X.yaml", "name: X\nvendor: nvidia\nmemory_gb: 80\n");
-  try {
-    LoadHardwareFile(file.path());
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.line(), 3);
-    EXPECT_EQ(e.field(), "memory_gb");
-  }
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_EQ(e.field(), "memory_gb");
 }
 
 }  // namespace

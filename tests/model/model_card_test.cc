@@ -7,6 +7,7 @@
 #include "core/input_error.h"
 #include "core/project_paths.h"
 #include "model/model_catalog.h"
+#include "support/input_error.h"
 #include "support/shared_data.h"
 #include "support/temp_file.h"
 
@@ -14,6 +15,8 @@ namespace fleetsim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CatchInputError;
+using testing::Mentions;
 using testing::TempFile;
 
 struct LayerCounts {
@@ -156,25 +159,15 @@ TEST(ModelCard, ProfilingDepthReachesEveryBlockType) {
 }
 
 TEST(ModelCard, UnknownModelListsTheKnownOnes) {
-  try {
-    ModelCatalog(ModelsDir()).Load("gpt-5");
-    FAIL() << "expected an InputError";
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.field(), "--model");
-    EXPECT_NE(std::string(e.what()).find("qwen3.8-27b"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("llama-3.1-8b"), std::string::npos);
-  }
+  const InputError e = CatchInputError([] { ModelCatalog(ModelsDir()).Load("gpt-5"); });
+  EXPECT_EQ(e.field(), "--model");
+  EXPECT_TRUE(Mentions(e, "qwen3.8-27b"));
+  EXPECT_TRUE(Mentions(e, "llama-3.1-8b"));
 }
 
 InputError LoadError(const std::string& json) {
   TempFile file("config.json", json);
-  try {
-    LoadModelCard(file.path(), "bad");
-  } catch (const InputError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "expected an InputError for " << json;
-  return InputError("", 0, "", "none");
+  return CatchInputError([&] { LoadModelCard(file.path(), "bad"); });
 }
 
 TEST(ModelCard, BadConfigsNameTheFieldAndLine) {
