@@ -26,8 +26,9 @@ std::vector<KvCacheGroup> GroupLayers(const ModelCard& card, int& group_size) {
   group_size = static_cast<int>(2 * largest < 3 * smallest ? largest : smallest);
 
   std::vector<KvCacheGroup> groups;
-  // Attention groups first, then GDN, as vLLM orders specs (full attention sorts first).
-  for (LayerType type : {LayerType::kFullAttention, LayerType::kLinearAttention}) {
+  // Types in order of first appearance in the layer list, as vLLM builds its groups (the
+  // 27B: three GDN groups, then attention). The order decides allocation and freeing order.
+  for (LayerType type : card.DistinctLayerTypes()) {
     auto found = by_type.find(type);
     if (found == by_type.end()) continue;
     const std::vector<int>& layers = found->second;

@@ -72,11 +72,14 @@ TEST(KvCacheLayout, Qwen27BGroups) {
   EXPECT_EQ(layout.GdnGroups(), 3);
   for (const KvCacheGroup& group : layout.groups)
     EXPECT_EQ(group.layers.size(), 16u);
-  EXPECT_EQ(layout.groups[0].layers.front(), 3);  // full attention: layers 3, 7, ...
-  // GDN layers 0,1,2,4,5,6,... split round-robin: group 1 takes 0,4,8..., group 3 2,6,10...
-  EXPECT_EQ(layout.groups[1].layers[0], 0);
-  EXPECT_EQ(layout.groups[1].layers[1], 4);
-  EXPECT_EQ(layout.groups[3].layers[0], 2);
+  // vLLM's order: types as they first appear (layer 0 is GDN), so three GDN groups, then
+  // attention. GDN layers 0,1,2,4,5,6,... split round-robin: group 0 takes 0,4,8...
+  EXPECT_EQ(layout.groups[0].type, LayerType::kLinearAttention);
+  EXPECT_EQ(layout.groups[0].layers[0], 0);
+  EXPECT_EQ(layout.groups[0].layers[1], 4);
+  EXPECT_EQ(layout.groups[2].layers[0], 2);
+  EXPECT_EQ(layout.groups[3].type, LayerType::kFullAttention);
+  EXPECT_EQ(layout.groups[3].layers.front(), 3);
 }
 
 TEST(KvCacheLayout, StateBlocksPerRequestByMode) {

@@ -1,0 +1,84 @@
+// The shared KV block pool of one engine instance (vLLM v1 core/block_pool.py).
+//
+// Block 0 is the null block: it stands in for skipped positions and is never handed out.
+// Free blocks sit in an LRU queue: allocation pops the head and drops whatever prefix
+// hash the block had (lazy eviction); freeing appends to the tail; a prefix hit on a
+// free block takes it out of the queue. Cached (hashed) blocks count as free until they
+// are reused.
+//
+//   BlockPool pool(1253);                  // 1,252 usable
+//   std::vector<BlockId> got;
+//   pool.Allocate(3, got);                 // ids 1, 2, 3 on a fresh pool
+//   pool.Cache(got[0], {hash, group});     // later requests may hit it
+//   pool.Free(got);                        // back to the tail, hash kept
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace fleetsim {
+
+using BlockId = int32_t;
+using BlockHash = uint64_t;
+inline constexpr BlockId kNullBlock = 0;
+
+// A prefix hash as cached for one KV-cache group (vLLM's BlockHashWithGroupId).
+struct CacheKey {
+  BlockHash hash = 0;
+  int group = 0;
+  bool operator==(const CacheKey&) const = default;
+};
+
+struct CacheKeyHasher {
+  std::size_t operator()(const CacheKey& key) const {
+    return static_cast<std::size_t>(key.hash * 0x9E3779B97F4A7C15ULL) ^
+           static_cast<std::size_t>(key.group);
+  }
+};
+
+class BlockPool {
+ public:
+  explicit BlockPool(int64_t num_blocks);
+
+  int64_t num_blocks() const { return static_cast<int64_t>(ref_count_.size()); }
+  int64_t num_free() const { return num_free_; }
+  // Fraction of usable blocks held by requests (cached-but-free blocks count as free).
+  double Usage() const;
+
+  // Pops `n` blocks from the head of the free queue into `out`; false (and nothing taken)
+  // when fewer are free.
+  bool Allocate(int64_t n, std::vector<BlockId>& out);
+  // A prefix hit: one more reference, and out of the free queue if it was there.
+  void Touch(BlockId block);
+  // Drops one reference per block, in the order given; unreferenced blocks go to the tail.
+  void Free(const std::vector<BlockId>& blocks);
+  void Free(BlockId block);
+
+  bool IsFree(BlockId block) const { return block != kNullBlock && ref_count_[Index(block)] == 0; }
+  bool IsCached(BlockId block) const { return key_[Index(block)].has_value(); }
+  // Registers a computed block under its prefix hash; a block already cached keeps its hash.
+  void Cache(BlockId block, CacheKey key);
+  // The first block cached under `key`, if any.
+  std::optional<BlockId> Lookup(CacheKey key) const;
+
+ private:
+  static std::size_t Index(BlockId block) { return static_cast<std::size_t>(block); }
+  void PushTail(BlockId block);
+  void Unlink(BlockId block);
+  void Evict(BlockId block);
+
+  std::vector<int32_t> ref_count_;
+  std::vector<BlockId> prev_;  // free-queue links; -1 when not queued
+  std::vector<BlockId> next_;
+  BlockId head_ = -1;
+  BlockId tail_ = -1;
+  int64_t num_free_ = 0;
+  std::vector<std::optional<CacheKey>> key_;
+  // Several blocks can carry one hash (computed twice before either was hit); a lookup
+  // returns the first one cached, as vLLM's dict does.
+  std::unordered_map<CacheKey, std::vector<BlockId>, CacheKeyHasher> cached_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,189 @@
+#include "engine/kv_cache_manager.h"
+
+#include <algorithm>
+
+namespace fleetsim {
+
+KvCacheManager::KvCacheManager(const KvCacheLayout& layout, int64_t num_blocks, bool prefix_caching)
+    : layout_(layout),
+      block_size_(layout.block_size),
+      prefix_caching_(prefix_caching),
+      align_(layout.mamba_mode == MambaCacheMode::kAlign),
+      pool_(num_blocks) {}
+
+bool KvCacheManager::IsAttention(std::size_t group) const {
+  return layout_.groups[group].type == LayerType::kFullAttention;
+}
+
+PrefixHit KvCacheManager::FindLongestHit(const Request& request) const {
+  const std::size_t num_groups = layout_.groups.size();
+  PrefixHit hit;
+  hit.blocks.resize(num_groups);
+  if (!prefix_caching_) return hit;
+  const int64_t max_blocks = (request.num_tokens() - 1) / block_size_;
+
+  // Attention: the longest run of cached blocks from the start, in every attention group.
+  int64_t attention_blocks = 0;
+  for (; attention_blocks < max_blocks; ++attention_blocks) {
+    const BlockHash hash = request.BlockHashAt(attention_blocks);
+    bool all = true;
+    for (std::size_t g = 0; g < num_groups && all; ++g) {
+      if (IsAttention(g)) all = pool_.Lookup({hash, static_cast<int>(g)}).has_value();
+    }
+    if (!all) break;
+  }
+  // GDN: the last block index within that run where every GDN group has a checkpoint.
+  int64_t hit_blocks = attention_blocks;
+  if (layout_.GdnGroups() > 0) {
+    while (hit_blocks > 0) {
+      const BlockHash hash = request.BlockHashAt(hit_blocks - 1);
+      bool all = true;
+      for (std::size_t g = 0; g < num_groups && all; ++g) {
+        if (!IsAttention(g)) all = pool_.Lookup({hash, static_cast<int>(g)}).has_value();
+      }
+      if (all) break;
+      --hit_blocks;
+    }
+  }
+  hit.tokens = hit_blocks * block_size_;
+  if (hit_blocks == 0) return hit;
+  for (std::size_t g = 0; g < num_groups; ++g) {
+    const int group = static_cast<int>(g);
+    if (IsAttention(g)) {
+      for (int64_t i = 0; i < hit_blocks; ++i) {
+        hit.blocks[g].push_back(*pool_.Lookup({request.BlockHashAt(i), group}));
+      }
+    } else {
+      hit.blocks[g].push_back(*pool_.Lookup({request.BlockHashAt(hit_blocks - 1), group}));
+    }
+  }
+  return hit;
+}
+
+int64_t KvCacheManager::BlocksNeeded(const Request& request, std::size_t group,
+                                     int64_t total_tokens, int64_t check_tokens,
+                                     const std::vector<BlockId>& hit, int64_t hit_positions) const {
+  const auto& held = request.blocks[group];
+  // A hit block waiting in the free queue leaves it when reused: it costs a free block.
+  int64_t evictable = 0;
+  for (BlockId block : hit)
+    evictable += pool_.IsFree(block) ? 1 : 0;
+  if (IsAttention(group)) {
+    const int64_t required = CeilDiv(std::max(total_tokens, check_tokens));
+    return std::max<int64_t>(0, required - static_cast<int64_t>(hit.size() + held.size())) +
+           evictable;
+  }
+  if (!align_) return (held.empty() ? 1 + layout_.num_spec : 0) + evictable;
+  // Align: a new block when the state after this step lands on a position not yet held.
+  const int64_t held_positions = hit.empty() ? static_cast<int64_t>(held.size()) : hit_positions;
+  const int64_t new_position = CeilDiv(total_tokens) - 1;
+  return (new_position >= held_positions ? 1 + layout_.num_spec : 0) + evictable;
+}
+
+void KvCacheManager::FreeSkippedStates(Request& request) {
+  if (!align_ || request.num_computed == 0) return;
+  const int64_t state_position = CeilDiv(request.num_computed) - 1;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (IsAttention(g)) continue;
+    auto& blocks = request.blocks[g];
+    std::vector<BlockId> freed;
+    // Every real block before the current state goes, last first; chunks that span
+    // several blocks leave null positions between them, so do not stop at a null.
+    for (int64_t i = std::min<int64_t>(state_position, static_cast<int64_t>(blocks.size())) - 1;
+         i >= 0; --i) {
+      BlockId& block = blocks[static_cast<std::size_t>(i)];
+      if (block == kNullBlock) continue;
+      freed.push_back(block);
+      block = kNullBlock;
+    }
+    pool_.Free(freed);
+  }
+}
+
+bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
+                              bool full_sequence_must_fit) {
+  const std::size_t num_groups = layout_.groups.size();
+  if (request.blocks.empty()) request.blocks.resize(num_groups);
+  FreeSkippedStates(request);
+
+  const int64_t computed = std::max(request.num_computed, hit.tokens);
+  const int64_t total = computed + num_new_tokens;
+  const int64_t check = full_sequence_must_fit ? request.num_tokens() : 0;
+  static const std::vector<BlockId> kNoHit;
+  int64_t needed = 0;
+  for (std::size_t g = 0; g < num_groups; ++g) {
+    const auto& hit_blocks = hit.blocks.empty() ? kNoHit : hit.blocks[g];
+    needed += BlocksNeeded(request, g, total, check, hit_blocks, hit.tokens / block_size_);
+  }
+  if (needed > pool_.num_free()) return false;
+
+  // Reuse the hit first, so that allocating new blocks cannot evict it.
+  for (std::size_t g = 0; g < num_groups && hit.tokens > 0; ++g) {
+    auto& blocks = request.blocks[g];
+    if (IsAttention(g)) {
+      for (BlockId block : hit.blocks[g]) {
+        pool_.Touch(block);
+        blocks.push_back(block);
+      }
+    } else {
+      blocks.assign(static_cast<std::size_t>(hit.tokens / block_size_ - 1), kNullBlock);
+      pool_.Touch(hit.blocks[g].front());
+      blocks.push_back(hit.blocks[g].front());
+    }
+  }
+  for (std::size_t g = 0; g < num_groups; ++g) {
+    auto& blocks = request.blocks[g];
+    int64_t fresh = 0;
+    if (IsAttention(g)) {
+      fresh = CeilDiv(total) - static_cast<int64_t>(blocks.size());
+    } else if (!align_) {
+      fresh = blocks.empty() ? 1 + layout_.num_spec : 0;
+    } else {
+      const int64_t new_position = CeilDiv(total) - 1;
+      if (new_position >= static_cast<int64_t>(blocks.size())) {
+        blocks.resize(static_cast<std::size_t>(new_position), kNullBlock);
+        fresh = 1 + layout_.num_spec;
+      }
+    }
+    if (fresh > 0) pool_.Allocate(fresh, blocks);
+  }
+  // Hash the attention blocks this step fills, as vLLM does at allocation.
+  if (prefix_caching_) {
+    const int64_t full = std::min(total, request.num_tokens()) / block_size_;
+    for (int64_t i = request.num_hashed_blocks; i < full; ++i) {
+      const BlockHash hash = request.BlockHashAt(i);
+      for (std::size_t g = 0; g < num_groups; ++g) {
+        if (IsAttention(g))
+          pool_.Cache(request.blocks[g][static_cast<std::size_t>(i)], {hash, static_cast<int>(g)});
+      }
+    }
+    request.num_hashed_blocks = std::max(request.num_hashed_blocks, full);
+  }
+  return true;
+}
+
+void KvCacheManager::CommitStep(Request& request) {
+  if (!prefix_caching_ || !align_ || request.num_computed % block_size_ != 0) return;
+  const int64_t position = request.num_computed / block_size_ - 1;
+  if (position < 0) return;
+  const BlockHash hash = request.BlockHashAt(position);
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (IsAttention(g)) continue;
+    const auto& blocks = request.blocks[g];
+    if (position < static_cast<int64_t>(blocks.size())) {
+      pool_.Cache(blocks[static_cast<std::size_t>(position)], {hash, static_cast<int>(g)});
+    }
+  }
+}
+
+void KvCacheManager::Free(Request& request) {
+  for (auto& blocks : request.blocks) {
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+      pool_.Free(*it);
+    blocks.clear();
+  }
+  request.blocks.clear();
+  request.num_hashed_blocks = 0;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,74 @@
+// The hybrid KV cache manager of one engine instance (vLLM v1 kv_cache_manager.py,
+// kv_cache_coordinator.py, single_type_kv_cache_manager.py): per-group block needs over
+// one shared BlockPool, prefix-cache lookup, and GDN state checkpoints.
+//
+// Attention groups hold cdiv(tokens, block) blocks. A GDN group holds, in mode "none",
+// one state block for the whole request; in mode "align", the block being written plus
+// the last checkpoint at a block boundary (older positions are freed, keeping their hash).
+// Attention blocks are hashed when allocated (as vLLM does, so a request admitted later in
+// the same step may hit them); a GDN checkpoint is hashed when its step completes, so it
+// cannot be hit in the step that writes it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/block_pool.h"
+#include "engine/kv_cache_layout.h"
+#include "engine/request.h"
+
+namespace fleetsim {
+
+// A prefix-cache hit for a waiting request: tokens and, per group, the blocks it reuses
+// (attention: every hit block; GDN: the checkpoint at the hit boundary).
+struct PrefixHit {
+  int64_t tokens = 0;
+  std::vector<std::vector<BlockId>> blocks;
+};
+
+class KvCacheManager {
+ public:
+  KvCacheManager(const KvCacheLayout& layout, int64_t num_blocks, bool prefix_caching);
+
+  // Longest hit: whole cached blocks from the start, capped at num_tokens - 1; for a
+  // hybrid, trimmed back to the last block every GDN group holds a checkpoint for.
+  PrefixHit FindLongestHit(const Request& request) const;
+
+  // Makes room for `num_new_tokens` more tokens of `request` (a waiting request passes its
+  // hit; a running one an empty hit). With `full_sequence_must_fit`, admission also needs
+  // blocks for the whole current sequence to be free. False, with nothing changed, when
+  // the pool is short.
+  bool Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
+                bool full_sequence_must_fit);
+
+  // After a step computed tokens up to request.num_computed: caches a GDN checkpoint
+  // when the step ended on a block boundary.
+  void CommitStep(Request& request);
+
+  // Releases every block of the request, its last blocks first.
+  void Free(Request& request);
+
+  int64_t num_free_blocks() const { return pool_.num_free(); }
+  int64_t num_usable_blocks() const { return pool_.num_blocks() - 1; }
+  double Usage() const { return pool_.Usage(); }
+  const KvCacheLayout& layout() const { return layout_; }
+
+ private:
+  bool IsAttention(std::size_t group) const;
+  int64_t CeilDiv(int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
+  // Frees GDN positions before the one holding the state after `num_computed` tokens.
+  void FreeSkippedStates(Request& request);
+  // Free blocks group `group` takes to reach `total_tokens` (`check_tokens` for the
+  // whole-sequence admission check); `hit_positions` = hit tokens / block size.
+  int64_t BlocksNeeded(const Request& request, std::size_t group, int64_t total_tokens,
+                       int64_t check_tokens, const std::vector<BlockId>& hit,
+                       int64_t hit_positions) const;
+
+  KvCacheLayout layout_;
+  int64_t block_size_;
+  bool prefix_caching_;
+  bool align_;
+  BlockPool pool_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,41 @@
+// One request inside an engine instance: its token counts, where it stands, and the
+// KV blocks it holds.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/block_pool.h"
+
+namespace fleetsim {
+
+enum class RequestState { kWaiting, kRunning, kFinished, kRejected };
+
+struct Request {
+  int64_t id = 0;    // stable, unique within the run
+  std::string name;  // the workload's id, for traces and tests
+  int64_t prompt_tokens = 0;
+  int64_t max_output_tokens = 0;
+  // Prefix hashes of the prompt's full blocks at the engine's block size (equal iff the
+  // prompt is identical up to and including that block). Blocks past these -- output
+  // tokens, or prompts without hashes -- get hashes unique to this request.
+  std::vector<BlockHash> prompt_block_hashes;
+
+  RequestState state = RequestState::kWaiting;
+  int64_t num_computed = 0;
+  int64_t num_output = 0;
+  int num_preemptions = 0;
+  int64_t cached_tokens = 0;  // prefix hit at first admission
+
+  // Owned by the KV cache manager: per group, the block at each position (kNullBlock
+  // where a GDN state was skipped), and how many attention blocks carry their hash.
+  std::vector<std::vector<BlockId>> blocks;
+  int64_t num_hashed_blocks = 0;
+
+  int64_t num_tokens() const { return prompt_tokens + num_output; }
+  bool prefill_done() const { return num_computed >= num_tokens(); }
+  BlockHash BlockHashAt(int64_t index) const;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,119 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+namespace fleetsim {
+
+Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache)
+    : config_(config),
+      kv_cache_(kv_cache),
+      align_(kv_cache.layout().mamba_mode == MambaCacheMode::kAlign),
+      block_size_(kv_cache.layout().block_size) {}
+
+void Scheduler::Add(Request* request) {
+  request->state = RequestState::kWaiting;
+  waiting_.push_back(request);
+}
+
+int64_t Scheduler::AlignedSplit(const Request& request, int64_t computed, int64_t n) const {
+  if (!align_) return n;
+  const int64_t tokens = request.num_tokens();
+  if (computed >= std::max(request.prompt_tokens, tokens - 1)) return n;  // decoding
+  const int64_t last_boundary = tokens - tokens % block_size_;
+  if (computed + n < last_boundary) return n / block_size_ * block_size_;
+  if (computed < last_boundary && last_boundary < computed + n) return last_boundary - computed;
+  return n;  // the final tail, shorter than a block
+}
+
+void Scheduler::Preempt(Request* victim) {
+  kv_cache_.Free(*victim);
+  victim->num_computed = 0;
+  victim->state = RequestState::kWaiting;
+  ++victim->num_preemptions;
+  waiting_.push_front(victim);
+}
+
+StepPlan Scheduler::Schedule() {
+  StepPlan plan;
+  int64_t budget = config_.max_num_batched_tokens;
+  const PrefixHit no_hit;
+
+  for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+    Request* request = running_[i];
+    int64_t n = request->num_tokens() - request->num_computed;
+    if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
+      n = config_.long_prefill_token_threshold;
+    }
+    n = std::min({n, budget, config_.max_model_len - 1 - request->num_computed});
+    n = AlignedSplit(*request, request->num_computed, n);
+    if (n <= 0) {
+      ++i;  // nothing this step (a floored chunk); the others proceed
+      continue;
+    }
+    bool scheduled = true;
+    while (!kv_cache_.Allocate(*request, n, no_hit, false)) {
+      Request* victim = running_.back();
+      running_.pop_back();
+      Preempt(victim);
+      plan.preempted.push_back(victim);
+      if (victim == request) {
+        scheduled = false;
+        break;
+      }
+    }
+    if (!scheduled) break;
+    plan.chunks.push_back({request, n, request->num_computed, false, 0});
+    budget -= n;
+    ++i;
+  }
+
+  if (plan.preempted.empty()) {
+    while (!waiting_.empty() && budget > 0 &&
+           static_cast<int>(running_.size()) < config_.max_num_seqs) {
+      Request* request = waiting_.front();
+      const PrefixHit hit = kv_cache_.FindLongestHit(*request);
+      int64_t n = request->num_tokens() - hit.tokens;
+      if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
+        n = config_.long_prefill_token_threshold;
+      }
+      if (!config_.chunked_prefill && n > budget) break;
+      n = std::min(n, budget);
+      n = AlignedSplit(*request, hit.tokens, n);
+      if (n <= 0) break;  // a floored chunk ends admission for this step
+      if (!kv_cache_.Allocate(*request, n, hit, true)) break;
+      waiting_.pop_front();
+      running_.push_back(request);
+      request->state = RequestState::kRunning;
+      request->num_computed = hit.tokens;
+      if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
+      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens});
+      budget -= n;
+    }
+  }
+  for (const ScheduledChunk& chunk : plan.chunks)
+    plan.total_tokens += chunk.num_tokens;
+  return plan;
+}
+
+std::vector<Request*> Scheduler::Complete(const StepPlan& plan) {
+  std::vector<Request*> finished;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Request* request = chunk.request;
+    request->num_computed += chunk.num_tokens;
+    kv_cache_.CommitStep(*request);
+    if (!request->prefill_done()) continue;
+    ++request->num_output;
+    if (request->num_output >= request->max_output_tokens ||
+        request->num_tokens() >= config_.max_model_len) {
+      request->state = RequestState::kFinished;
+      kv_cache_.Free(*request);
+      finished.push_back(request);
+    }
+  }
+  if (!finished.empty()) {
+    std::erase_if(running_, [](const Request* r) { return r->state == RequestState::kFinished; });
+  }
+  return finished;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,78 @@
+// The vLLM v1 scheduler step (v1/core/sched/scheduler.py, Scheduler.schedule), FCFS,
+// as ENGINE_SEMANTICS.md section 4 states it:
+//   1. running requests in list order, each given its next chunk under the token budget;
+//      when blocks run short the LAST running request is preempted (recompute: its blocks
+//      are freed and it goes back to the front of the waiting queue);
+//   2. waiting requests, only if nothing was preempted this step, while the budget,
+//      max_num_seqs and the pool allow; a new request's whole sequence must fit.
+// With a hybrid model in mamba "align" mode, prefill chunks are floored to block
+// boundaries so that GDN checkpoints land on them.
+//
+//   Scheduler scheduler(config, kv_cache);
+//   scheduler.Add(&request);
+//   StepPlan plan = scheduler.Schedule();   // what the next forward pass computes
+//   ... charge plan's time ...
+//   scheduler.Complete(plan);               // advance, emit tokens, finish, free
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "engine/kv_cache_manager.h"
+#include "engine/request.h"
+
+namespace fleetsim {
+
+struct SchedulerConfig {
+  int64_t max_num_batched_tokens = 8192;
+  int max_num_seqs = 1024;
+  int64_t max_model_len = 0;
+  int64_t long_prefill_token_threshold = 0;  // 0: off
+  bool chunked_prefill = true;
+};
+
+struct ScheduledChunk {
+  Request* request = nullptr;
+  int64_t num_tokens = 0;       // tokens computed this step
+  int64_t computed_before = 0;  // the request's computed tokens before this step
+  bool admitted = false;        // came from the waiting queue this step
+  int64_t cached_tokens = 0;    // prefix hit at admission
+};
+
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;
+  std::vector<Request*> preempted;
+  int64_t total_tokens = 0;
+  bool empty() const { return chunks.empty(); }
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache);
+
+  // Queues a request at the back of the waiting queue.
+  void Add(Request* request);
+  StepPlan Schedule();
+  // Advances every scheduled request by its chunk; a request whose prompt is computed
+  // emits one token; those done (output length or max_model_len) are freed and returned.
+  std::vector<Request*> Complete(const StepPlan& plan);
+
+  const std::vector<Request*>& running() const { return running_; }
+  const std::deque<Request*>& waiting() const { return waiting_; }
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+
+ private:
+  // Floors a prefill chunk to block boundaries in align mode (ENGINE_SEMANTICS.md s. 4).
+  int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
+  void Preempt(Request* victim);
+
+  SchedulerConfig config_;
+  KvCacheManager& kv_cache_;
+  bool align_;
+  int64_t block_size_;
+  std::vector<Request*> running_;
+  std::deque<Request*> waiting_;
+};
+
+}  // namespace fleetsim
