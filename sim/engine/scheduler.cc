@@ -10,19 +10,49 @@ Scheduler::Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache)
       align_(kv_cache.layout().mamba_mode == MambaCacheMode::kAlign),
       block_size_(kv_cache.layout().block_size) {}
 
-void Scheduler::Add(Request* request) {
+int64_t AlignedChunk(int64_t prompt_tokens, int64_t num_tokens, int64_t computed, int64_t n,
+                     int64_t block_size) {
+  if (computed >= std::max(prompt_tokens, num_tokens - 1)) return n;  // decoding
+  const int64_t last_boundary = num_tokens - num_tokens % block_size;
+  if (computed + n < last_boundary) return n / block_size * block_size;
+  if (computed < last_boundary && last_boundary < computed + n) return last_boundary - computed;
+  return n;  // the final tail, shorter than a block
+}
+
+std::string_view NameOf(RejectReason reason) {
+  switch (reason) {
+    case RejectReason::kNone:
+      return "none";
+    case RejectReason::kPromptTooLong:
+      return "prompt_too_long";
+    case RejectReason::kExceedsKvCache:
+      return "exceeds_kv_cache";
+  }
+  return "?";
+}
+
+RejectReason Scheduler::Add(Request* request) {
+  RejectReason reason = RejectReason::kNone;
+  const KvCacheLayout& layout = kv_cache_.layout();
+  const int64_t longest =
+      std::min(request->prompt_tokens + request->max_output_tokens, config_.max_model_len);
+  if (request->prompt_tokens >= config_.max_model_len) {
+    reason = RejectReason::kPromptTooLong;
+  } else if (layout.BlocksPerRequest(longest, layout.mamba_mode) > kv_cache_.num_usable_blocks()) {
+    reason = RejectReason::kExceedsKvCache;
+  }
+  if (reason != RejectReason::kNone) {
+    request->state = RequestState::kRejected;
+    return reason;
+  }
   request->state = RequestState::kWaiting;
   waiting_.push_back(request);
+  return reason;
 }
 
 int64_t Scheduler::AlignedSplit(const Request& request, int64_t computed, int64_t n) const {
   if (!align_) return n;
-  const int64_t tokens = request.num_tokens();
-  if (computed >= std::max(request.prompt_tokens, tokens - 1)) return n;  // decoding
-  const int64_t last_boundary = tokens - tokens % block_size_;
-  if (computed + n < last_boundary) return n / block_size_ * block_size_;
-  if (computed < last_boundary && last_boundary < computed + n) return last_boundary - computed;
-  return n;  // the final tail, shorter than a block
+  return AlignedChunk(request.prompt_tokens, request.num_tokens(), computed, n, block_size_);
 }
 
 void Scheduler::Preempt(Request* victim) {

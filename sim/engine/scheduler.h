@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string_view>
 #include <vector>
 
 #include "engine/kv_cache_manager.h"
@@ -47,12 +48,26 @@ struct StepPlan {
   bool empty() const { return chunks.empty(); }
 };
 
+// A prefill chunk floored to block boundaries in mamba "align" mode, so that the GDN
+// state is written on a boundary (ENGINE_SEMANTICS.md section 4): below the last boundary
+// a chunk is cut to whole blocks (possibly 0); one that would cross the last boundary
+// stops on it; the final tail past it runs as it is. Decode steps are never cut.
+int64_t AlignedChunk(int64_t prompt_tokens, int64_t num_tokens, int64_t computed, int64_t n,
+                     int64_t block_size);
+
+// Why a request was refused at arrival instead of being queued.
+enum class RejectReason { kNone, kPromptTooLong, kExceedsKvCache };
+std::string_view NameOf(RejectReason reason);
+
 class Scheduler {
  public:
   Scheduler(const SchedulerConfig& config, KvCacheManager& kv_cache);
 
-  // Queues a request at the back of the waiting queue.
-  void Add(Request* request);
+  // Queues a request at the back of the waiting queue -- unless it could never run: a
+  // prompt that leaves no room for an output token within max_model_len, or a request
+  // that alone, at its longest, needs more blocks than the pool has. Such a request
+  // ends as kRejected with the reason, and is never queued.
+  RejectReason Add(Request* request);
   StepPlan Schedule();
   // Advances every scheduled request by its chunk; a request whose prompt is computed
   // emits one token; those done (output length or max_model_len) are freed and returned.
@@ -63,7 +78,6 @@ class Scheduler {
   bool idle() const { return running_.empty() && waiting_.empty(); }
 
  private:
-  // Floors a prefill chunk to block boundaries in align mode (ENGINE_SEMANTICS.md s. 4).
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
   void Preempt(Request* victim);
 
