@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/inspect_command.h"
+#include "app/validate_command.h"
 #include "core/input_error.h"
 
 #ifndef FLEETSIM_VERSION
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", FLEETSIM_VERSION);
   app.require_subcommand(1);
   fleetsim::AddInspectCommand(app);
+  fleetsim::AddValidateCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,75 @@
+#include "app/engine_setup.h"
+
+#include "model/weight_count.h"
+
+namespace fleetsim {
+
+std::unique_ptr<Instance> EngineSetup::MakeInstance() const {
+  return std::make_unique<Instance>(scheduler, layout, num_blocks, engine.prefix_caching, *cost);
+}
+
+EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& config,
+                             const KvBudget& budget, int64_t step_overhead_ns,
+                             const SettingError& error) {
+  EngineSetup setup;
+  setup.card = std::move(card);
+  setup.bundle = std::move(bundle);
+  std::optional<int64_t> gpu_memory;
+  if (budget.hardware) gpu_memory = budget.hardware->UsableMemoryBytes();
+  setup.engine = ResolveEngineConfig(setup.card, config, gpu_memory, error);
+  setup.layout = ResolveKvCacheLayout(setup.card, setup.engine, error);
+  if (setup.bundle.block_size && *setup.bundle.block_size != setup.layout.block_size &&
+      !setup.card.IsHybrid()) {
+    throw error("block_size", "the bundle was profiled at block size " +
+                                  std::to_string(*setup.bundle.block_size) +
+                                  ", the engine resolves " +
+                                  std::to_string(setup.layout.block_size));
+  }
+  const int tp = setup.engine.tp;
+  if (auto resolved = setup.bundle.engine_resolved.find(tp);
+      resolved != setup.bundle.engine_resolved.end() &&
+      resolved->second.block_size != setup.layout.block_size) {
+    throw error("block_size", "the bundle's engine resolved block size " +
+                                  std::to_string(resolved->second.block_size) + " at TP " +
+                                  std::to_string(tp) + ", the model card gives " +
+                                  std::to_string(setup.layout.block_size));
+  }
+
+  if (budget.num_blocks) {
+    setup.num_blocks = *budget.num_blocks;
+  } else {
+    int64_t bytes = 0;
+    if (budget.kv_cache_bytes) {
+      bytes = *budget.kv_cache_bytes;
+    } else if (budget.hardware) {
+      bytes =
+          static_cast<int64_t>(static_cast<double>(*gpu_memory) * budget.gpu_memory_utilization) -
+          CountWeights(setup.card, tp).bytes_per_rank;
+    } else {
+      throw error("kv_cache_memory_bytes",
+                  "no KV budget: give num_gpu_blocks, kv_cache_memory_bytes or a hardware");
+    }
+    setup.num_blocks = SizePool(setup.layout, bytes).num_blocks;
+  }
+  if (setup.num_blocks < 2) throw error("kv_cache_memory_bytes", "leaves no KV-cache blocks");
+
+  setup.scheduler.max_num_batched_tokens = setup.engine.max_num_batched_tokens;
+  setup.scheduler.max_num_seqs = setup.engine.max_num_seqs;
+  setup.scheduler.max_model_len = setup.engine.max_model_len;
+  setup.scheduler.long_prefill_token_threshold = setup.engine.long_prefill_token_threshold;
+  setup.scheduler.chunked_prefill = setup.engine.chunked_prefill;
+
+  AllReduceModel allreduce;
+  allreduce.ranks = tp;
+  if (tp > 1) {
+    if (!budget.hardware)
+      throw error("hardware", "TP > 1 needs the hardware's link for all-reduces");
+    allreduce.bandwidth_bytes_per_s = budget.hardware->intra_node.bandwidth_bytes_per_s.value;
+    allreduce.latency_s = budget.hardware->intra_node.latency_s.value;
+  }
+  setup.cost =
+      std::make_unique<StepCostModel>(setup.card, setup.bundle, tp, allreduce, step_overhead_ns);
+  return setup;
+}
+
+}  // namespace fleetsim

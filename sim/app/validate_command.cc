@@ -1,0 +1,277 @@
+#include "app/validate_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "app/engine_setup.h"
+#include "core/csv_reader.h"
+#include "core/json_writer.h"
+#include "core/project_paths.h"
+#include "core/yaml_section.h"
+#include "model/model_catalog.h"
+#include "workload/vllm_bench_reader.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ValidateOptions {
+  std::string run_dir;
+  std::string bundle;
+  std::string model;
+  std::optional<std::string> hardware;
+  double step_overhead_us = static_cast<double>(kDefaultStepOverheadNs) / 1000.0;
+  bool json = false;
+};
+
+// Mean, median and P90 (linear interpolation between order statistics, as numpy does).
+struct Stats {
+  double mean = 0, median = 0, p90 = 0;
+};
+
+Stats Summarize(std::vector<double> values) {
+  Stats s;
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  for (double v : values)
+    s.mean += v;
+  s.mean /= static_cast<double>(values.size());
+  auto quantile = [&](double q) {
+    const double pos = q * static_cast<double>(values.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, values.size() - 1);
+    return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
+  };
+  s.median = quantile(0.5);
+  s.p90 = quantile(0.9);
+  return s;
+}
+
+struct Latencies {
+  std::vector<double> ttft, tpot, e2e;
+  void Add(double arrival, double first, double last, int64_t outputs) {
+    ttft.push_back(first - arrival);
+    tpot.push_back((last - first) / static_cast<double>(std::max<int64_t>(1, outputs - 1)));
+    e2e.push_back(last - arrival);
+  }
+};
+
+InputError MetaError(const std::string& file, std::string_view setting,
+                     const std::string& message) {
+  return InputError(file, 0, std::string(setting), message);
+}
+
+EngineConfig EngineConfigFrom(const YamlSection& meta) {
+  EngineConfig config;
+  const YamlSection kwargs = meta.Child("engine_kwargs");
+  config.tensor_parallel_size = kwargs.GetOr<int>("tensor_parallel_size", 1);
+  config.max_num_seqs = kwargs.Find<int>("max_num_seqs");
+  config.max_num_batched_tokens = kwargs.Find<int>("max_num_batched_tokens");
+  config.max_model_len = kwargs.Find<int64_t>("max_model_len");
+  if (kwargs.GetOr<int>("data_parallel_size", 1) != 1) {
+    kwargs.Fail("data_parallel_size", "data-parallel runs are not replayed yet");
+  }
+  if (auto cache = meta.FindChild("kv_cache")) {
+    config.block_size = cache->Find<int>("block_size");
+    config.enable_prefix_caching = cache->Find<bool>("enable_prefix_caching");
+  }
+  return config;
+}
+
+// (time, running, waiting) after each step, to read the state at any second.
+struct StateSample {
+  SimTime t;
+  int64_t running, waiting;
+};
+
+struct SeriesError {
+  double running_mae = 0, waiting_mae = 0, running_mean = 0, waiting_mean = 0;
+  int points = 0;
+};
+
+SeriesError CompareSeries(const std::string& file, const std::vector<StateSample>& samples) {
+  SeriesError error;
+  if (!fs::exists(file)) return error;
+  CsvReader csv(file);
+  csv.RequireColumns({"t", "running", "waiting"});
+  while (csv.Next()) {
+    const SimTime t = SecondsToSimTime(csv.Number("t"));
+    auto after = std::upper_bound(samples.begin(), samples.end(), t,
+                                  [](SimTime x, const StateSample& s) { return x < s.t; });
+    const int64_t running = after == samples.begin() ? 0 : std::prev(after)->running;
+    const int64_t waiting = after == samples.begin() ? 0 : std::prev(after)->waiting;
+    error.running_mae += std::abs(static_cast<double>(running - csv.Int("running")));
+    error.waiting_mae += std::abs(static_cast<double>(waiting - csv.Int("waiting")));
+    error.running_mean += static_cast<double>(csv.Int("running"));
+    error.waiting_mean += static_cast<double>(csv.Int("waiting"));
+    ++error.points;
+  }
+  if (error.points > 0) {
+    for (double* v :
+         {&error.running_mae, &error.waiting_mae, &error.running_mean, &error.waiting_mean}) {
+      *v /= error.points;
+    }
+  }
+  return error;
+}
+
+double Signed(double simulated, double measured) {
+  return measured == 0 ? 0 : (simulated - measured) / measured;
+}
+
+void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,
+            const SeriesError& series, int64_t requests, int64_t num_blocks, int64_t out_of_grid) {
+  const std::pair<const char*, const std::vector<double>*> metrics[] = {
+      {"ttft", &sim.ttft}, {"tpot", &sim.tpot}, {"e2e", &sim.e2e}};
+  const std::vector<double>* measured[] = {&real.ttft, &real.tpot, &real.e2e};
+  if (options.json) {
+    JsonWriter json(std::cout);
+    json.BeginObject();
+    json.Field("run", options.run_dir);
+    json.Field("bundle", options.bundle);
+    json.Field("requests", requests);
+    json.Field("num_gpu_blocks", num_blocks);
+    json.Field("step_overhead_us", options.step_overhead_us);
+    json.Field("out_of_grid_lookups", out_of_grid);
+    for (std::size_t m = 0; m < 3; ++m) {
+      const Stats s = Summarize(*metrics[m].second);
+      const Stats r = Summarize(*measured[m]);
+      json.Key(metrics[m].first);
+      json.BeginObject();
+      for (auto [name, sv, rv] :
+           {std::tuple{"mean", s.mean, r.mean}, std::tuple{"median", s.median, r.median},
+            std::tuple{"p90", s.p90, r.p90}}) {
+        json.Key(name);
+        json.BeginObject();
+        json.Field("simulated_s", sv);
+        json.Field("measured_s", rv);
+        json.Field("error", Signed(sv, rv));
+        json.EndObject();
+      }
+      json.EndObject();
+    }
+    json.Key("series");
+    json.BeginObject();
+    json.Field("points", series.points);
+    json.Field("running_mae", series.running_mae);
+    json.Field("running_measured_mean", series.running_mean);
+    json.Field("waiting_mae", series.waiting_mae);
+    json.Field("waiting_measured_mean", series.waiting_mean);
+    json.EndObject();
+    json.EndObject();
+    return;
+  }
+  std::printf("validate %s  (%lld requests, %lld KV blocks, bundle %s)\n", options.run_dir.c_str(),
+              static_cast<long long>(requests), static_cast<long long>(num_blocks),
+              options.bundle.c_str());
+  std::printf("%-6s %-7s %12s %12s %9s\n", "metric", "stat", "simulated", "measured", "error");
+  for (std::size_t m = 0; m < 3; ++m) {
+    const Stats s = Summarize(*metrics[m].second);
+    const Stats r = Summarize(*measured[m]);
+    for (auto [name, sv, rv] :
+         {std::tuple{"mean", s.mean, r.mean}, std::tuple{"median", s.median, r.median},
+          std::tuple{"p90", s.p90, r.p90}}) {
+      std::printf("%-6s %-7s %11.4fs %11.4fs %+8.1f%%\n", metrics[m].first, name, sv, rv,
+                  100 * Signed(sv, rv));
+    }
+  }
+  std::printf("running: mean abs error %.2f requests (measured mean %.2f) over %d seconds\n",
+              series.running_mae, series.running_mean, series.points);
+  std::printf("waiting: mean abs error %.2f requests (measured mean %.2f)\n", series.waiting_mae,
+              series.waiting_mean);
+  std::printf("out-of-grid table lookups: %lld\n", static_cast<long long>(out_of_grid));
+}
+
+void Validate(const ValidateOptions& options) {
+  const fs::path dir(options.run_dir);
+  const std::string meta_file = (dir / "meta.json").string();
+  const YamlSection meta = LoadYamlFile(meta_file);
+  const EngineConfig config = EngineConfigFrom(meta);
+
+  KvBudget budget;
+  if (auto cache = meta.FindChild("kv_cache")) {
+    budget.num_blocks = cache->Find<int64_t>("num_gpu_blocks");
+    budget.gpu_memory_utilization = cache->GetOr<double>("gpu_memory_utilization", 0.9);
+  }
+  if (options.hardware) budget.hardware = LoadHardware(HardwareCatalogDir(), *options.hardware);
+  if (!budget.num_blocks && !budget.hardware) {
+    throw OptionError("--hardware", meta_file +
+                                        " has no kv_cache.num_gpu_blocks: give --hardware "
+                                        "to size the KV cache from the GPU");
+  }
+  const auto step_overhead = static_cast<int64_t>(std::llround(options.step_overhead_us * 1000));
+  const EngineSetup setup = BuildEngineSetup(
+      ModelCatalog(ModelsDir()).Load(options.model), LoadBundle(options.bundle), config, budget,
+      step_overhead, [&](std::string_view setting, const std::string& message) {
+        return MetaError(meta_file, setting, message);
+      });
+  std::unique_ptr<Instance> instance = setup.MakeInstance();
+  std::vector<StateSample> samples;
+  instance->OnStep([&](const StepRecord& step) {
+    samples.push_back({step.start + step.duration, step.running, step.waiting});
+  });
+
+  VllmBenchReader reader((dir / "requests.jsonl").string());
+  Latencies real;
+  std::optional<double> origin;
+  int64_t count = 0;
+  while (auto r = reader.Next()) {
+    if (!origin) origin = r->queued_s;
+    real.Add(r->queued_s, r->first_token_s, r->last_token_s, r->output_tokens);
+    auto request = std::make_unique<Request>();
+    request->id = count++;
+    request->name = r->id;
+    request->prompt_tokens = r->input_tokens;
+    request->max_output_tokens = r->output_tokens;
+    instance->Arrive(std::move(request), SecondsToSimTime(r->queued_s - *origin));
+  }
+  instance->RunUntil(kNever);
+
+  Latencies sim;
+  for (const RequestRecord& r : instance->records()) {
+    if (r.state != RequestState::kFinished) {
+      throw InputError(dir.string(), 0, r.name,
+                       "request did not finish in the simulation (" +
+                           std::string(NameOf(r.reject_reason)) + ")");
+    }
+    sim.Add(ToSeconds(r.arrival), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
+  }
+  const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
+  Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());
+}
+
+}  // namespace
+
+void AddValidateCommand(CLI::App& app) {
+  CLI::App* validate = app.add_subcommand(
+      "validate", "Replay a real serving run through the simulator and compare the latencies");
+  validate->require_subcommand(1);
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* bench = validate->add_subcommand(
+      "vllm-bench",
+      "A vLLM-bench run directory (meta.json, requests.jsonl, timeseries.csv): arrivals at "
+      "queued_ts, its engine settings and KV capacity");
+  bench->add_option("run-dir", options->run_dir, "The run directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  bench->add_option("--bundle", options->bundle, "Performance bundle directory (meta.yaml, tp<N>/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  bench->add_option("--model", options->model, "Model card name or config.json path")->required();
+  bench->add_option(
+      "--hardware", options->hardware,
+      "GPU from the catalog, to size the KV cache when meta.json lacks num_gpu_blocks");
+  bench
+      ->add_option("--step-overhead-us", options->step_overhead_us,
+                   "Host-side cost per engine step, microseconds")
+      ->capture_default_str();
+  bench->add_flag("--json", options->json, "Machine-readable output; errors as signed fractions");
+  bench->callback([options]() { Validate(*options); });
+}
+
+}  // namespace fleetsim

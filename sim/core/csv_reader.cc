@@ -1,0 +1,105 @@
+#include "core/csv_reader.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "core/input_error.h"
+
+namespace fleetsim {
+namespace {
+
+std::vector<std::string_view> Split(std::string_view text) {
+  std::vector<std::string_view> fields;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == ',') {
+      fields.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return fields;
+}
+
+void StripLineEnd(std::string& text) {
+  while (!text.empty() && (text.back() == '\r' || text.back() == '\n'))
+    text.pop_back();
+}
+
+}  // namespace
+
+CsvReader::CsvReader(const std::string& path) : path_(path), in_(path) {
+  if (!in_) throw InputError(path, 0, "", "cannot open file");
+  std::string header;
+  if (!std::getline(in_, header))
+    throw InputError(path, 1, "", "empty file: expected a header row");
+  line_ = 1;
+  StripLineEnd(header);
+  for (std::string_view name : Split(header))
+    header_.emplace_back(name);
+}
+
+int CsvReader::ColumnIndex(std::string_view name) const {
+  for (std::size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void CsvReader::RequireColumns(std::initializer_list<std::string_view> names) const {
+  for (std::string_view name : names) {
+    if (ColumnIndex(name) < 0) {
+      throw InputError(path_, 1, std::string(name), "missing column in the header");
+    }
+  }
+}
+
+void CsvReader::Fail(std::string_view column, const std::string& message) const {
+  throw InputError(path_, line_, std::string(column), message);
+}
+
+bool CsvReader::Next() {
+  while (std::getline(in_, record_)) {
+    ++line_;
+    StripLineEnd(record_);
+    if (record_.empty()) continue;
+    fields_ = Split(record_);
+    if (fields_.size() != header_.size()) {
+      Fail("", "has " + std::to_string(fields_.size()) + " fields, the header has " +
+                   std::to_string(header_.size()));
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string_view CsvReader::Field(std::string_view column) const {
+  const int index = ColumnIndex(column);
+  if (index < 0) Fail(column, "no such column");
+  return fields_[static_cast<std::size_t>(index)];
+}
+
+std::string_view CsvReader::Text(std::string_view column) const {
+  return Field(column);
+}
+
+int64_t CsvReader::Int(std::string_view column) const {
+  const std::string_view text = Field(column);
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) {
+    Fail(column, "expected an integer, got '" + std::string(text) + "'");
+  }
+  return value;
+}
+
+double CsvReader::Number(std::string_view column) const {
+  const std::string text(Field(column));
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    Fail(column, "expected a number, got '" + text + "'");
+  }
+  return value;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,133 @@
+#include "engine/instance.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace fleetsim {
+
+Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, int64_t num_blocks,
+                   bool prefix_caching, const StepCostModel& cost)
+    : kv_(layout, num_blocks, prefix_caching), scheduler_(config, kv_), cost_(cost) {}
+
+void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
+  assert(pending_.empty() || pending_.back().first <= arrival);
+  pending_.emplace_back(arrival, std::move(request));
+}
+
+void Instance::AdmitArrivalsUpTo(SimTime t) {
+  while (!pending_.empty() && pending_.front().first <= t) {
+    auto [arrival, request] = std::move(pending_.front());
+    pending_.pop_front();
+    RequestRecord record;
+    record.id = request->id;
+    record.name = request->name;
+    record.arrival = arrival;
+    record.input_tokens = request->prompt_tokens;
+    request->id = static_cast<int64_t>(records_.size());  // index into records_
+    const RejectReason reason = scheduler_.Add(request.get());
+    if (reason != RejectReason::kNone) {
+      record.state = RequestState::kRejected;
+      record.reject_reason = reason;
+      record.finish = arrival;
+    }
+    records_.push_back(record);
+    if (reason == RejectReason::kNone) live_.push_back(std::move(request));
+  }
+}
+
+BatchShape Instance::ShapeOf(const StepPlan& plan) const {
+  BatchShape shape;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    const Request& r = *chunk.request;
+    if (chunk.computed_before >= r.num_tokens() - 1 && chunk.num_tokens == 1 &&
+        chunk.computed_before >= r.prompt_tokens) {
+      shape.AddDecode(chunk.computed_before);
+    } else {
+      const bool samples = chunk.computed_before + chunk.num_tokens >= r.num_tokens();
+      shape.AddPrefill(chunk.num_tokens, chunk.computed_before, samples);
+    }
+  }
+  return shape;
+}
+
+void Instance::RunStep() {
+  const StepPlan plan = scheduler_.Schedule();
+  if (plan.empty()) return;
+  const BatchShape shape = ShapeOf(plan);
+  const StepCost cost = cost_.Cost(shape);
+  const SimTime start = now_;
+  const SimTime end = start + cost.total_ns;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    RequestRecord& record = records_[static_cast<std::size_t>(chunk.request->id)];
+    record.first_scheduled = std::min(record.first_scheduled, start);
+  }
+  for (Request* victim : plan.preempted) {
+    records_[static_cast<std::size_t>(victim->id)].preemptions = victim->num_preemptions;
+  }
+  const std::vector<Request*> finished = scheduler_.Complete(plan);
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    const Request& r = *chunk.request;
+    RequestRecord& record = records_[static_cast<std::size_t>(r.id)];
+    if (r.num_output >= 1 && record.first_token == kNever) record.first_token = end;
+    record.output_tokens = r.num_output;
+    record.cached_tokens = r.cached_tokens;
+  }
+  for (Request* r : finished) {
+    RequestRecord& record = records_[static_cast<std::size_t>(r->id)];
+    record.finish = end;
+    record.state = RequestState::kFinished;
+  }
+  if (!finished.empty()) {
+    std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
+      return r->state == RequestState::kFinished;
+    });
+  }
+  ++steps_;
+  busy_ += cost.total_ns;
+  now_ = end;
+  if (on_step_) {
+    StepRecord step;
+    step.start = start;
+    step.duration = cost.total_ns;
+    step.prefill_tokens = shape.prefill_tokens();
+    step.prefill_chunks = shape.num_prefills();
+    step.decodes = shape.num_decodes();
+    step.preemptions = static_cast<int64_t>(plan.preempted.size());
+    for (const ScheduledChunk& chunk : plan.chunks)
+      step.cache_hit_tokens += chunk.cached_tokens;
+    step.running = static_cast<int64_t>(scheduler_.running().size());
+    step.waiting = static_cast<int64_t>(scheduler_.waiting().size());
+    step.kv_usage = kv_.Usage();
+    on_step_(step);
+  }
+}
+
+void Instance::RunUntil(SimTime until) {
+  while (now_ < until) {
+    AdmitArrivalsUpTo(now_);
+    if (scheduler_.idle()) {
+      if (pending_.empty()) return;
+      // Nothing to run: jump to the next arrival.
+      now_ = std::max(now_, pending_.front().first);
+      if (now_ >= until) return;
+      continue;
+    }
+    const int64_t before = steps_;
+    RunStep();
+    if (steps_ == before) {
+      // Work exists but nothing could be scheduled (waiting on blocks held by nobody can't
+      // happen; waiting for an arrival can): move to the next arrival or stop.
+      if (pending_.empty()) return;
+      now_ = std::max(now_, pending_.front().first);
+    }
+  }
+}
+
+std::vector<const Request*> Instance::Unfinished() const {
+  std::vector<const Request*> out;
+  for (const auto& r : live_)
+    out.push_back(r.get());
+  return out;
+}
+
+}  // namespace fleetsim

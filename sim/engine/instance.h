@@ -1,0 +1,94 @@
+// One serving instance in simulated time: requests arrive, and the engine runs steps
+// back to back while it has work -- each step is the batch the scheduler forms, lasting
+// what the step-cost model charges for it. Requests that arrive while a step runs join
+// before the next one is scheduled (vLLM's engine loop). Single-threaded, no MPI.
+//
+//   Instance instance(config, layout, num_blocks, cost_model);
+//   instance.Arrive(request, arrival_time);          // in arrival order
+//   instance.RunUntil(kNever);                       // or a window end
+//   for (const RequestRecord& r : instance.records()) ...
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/sim_time.h"
+#include "engine/kv_cache_manager.h"
+#include "engine/scheduler.h"
+#include "perf/step_cost.h"
+
+namespace fleetsim {
+
+// The outcome of one request: its times and its one terminal state.
+struct RequestRecord {
+  int64_t id = 0;
+  std::string name;
+  SimTime arrival = 0;
+  SimTime first_scheduled = kNever;
+  SimTime first_token = kNever;
+  SimTime finish = kNever;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;  // produced
+  int64_t cached_tokens = 0;
+  int preemptions = 0;
+  RequestState state = RequestState::kWaiting;
+  RejectReason reject_reason = RejectReason::kNone;
+};
+
+// One executed step, for /steps and validation.
+struct StepRecord {
+  SimTime start = 0;
+  SimTime duration = 0;
+  int64_t prefill_tokens = 0;
+  int64_t prefill_chunks = 0;
+  int64_t decodes = 0;
+  int64_t preemptions = 0;
+  int64_t cache_hit_tokens = 0;  // prefix hits of requests admitted in this step
+  int64_t running = 0;           // after the step
+  int64_t waiting = 0;
+  double kv_usage = 0;
+};
+
+class Instance {
+ public:
+  Instance(const SchedulerConfig& config, const KvCacheLayout& layout, int64_t num_blocks,
+           bool prefix_caching, const StepCostModel& cost);
+
+  // Hands a request to the engine at `arrival` (not before the previous arrival).
+  void Arrive(std::unique_ptr<Request> request, SimTime arrival);
+  // Runs every step that starts before `until`; a step in progress may end after it.
+  void RunUntil(SimTime until);
+  // Called at every step end with the step's record; empty by default.
+  void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
+
+  bool idle() const { return scheduler_.idle() && pending_.empty(); }
+  SimTime now() const { return now_; }
+  const std::vector<RequestRecord>& records() const { return records_; }
+  const KvCacheManager& kv_cache() const { return kv_; }
+  int64_t steps() const { return steps_; }
+  SimTime busy_time() const { return busy_; }
+  // Requests still queued or running (for a horizon that ends the run).
+  std::vector<const Request*> Unfinished() const;
+
+ private:
+  void AdmitArrivalsUpTo(SimTime t);
+  void RunStep();
+  BatchShape ShapeOf(const StepPlan& plan) const;
+
+  KvCacheManager kv_;
+  Scheduler scheduler_;
+  const StepCostModel& cost_;
+  SimTime now_ = 0;  // when the engine is next free
+  std::deque<std::pair<SimTime, std::unique_ptr<Request>>> pending_;
+  std::vector<std::unique_ptr<Request>> live_;  // queued or running, indexed by nothing
+  std::vector<RequestRecord> records_;          // by request id order of arrival
+  std::function<void(const StepRecord&)> on_step_;
+  int64_t steps_ = 0;
+  SimTime busy_ = 0;
+};
+
+}  // namespace fleetsim

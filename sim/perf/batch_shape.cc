@@ -1,0 +1,31 @@
+#include "perf/batch_shape.h"
+
+#include "perf/bundle.h"
+
+namespace fleetsim {
+
+void BatchShape::AddPrefill(int64_t tokens, int64_t history, bool samples) {
+  prefill_tokens_ += tokens;
+  ++num_prefills_;
+  if (samples) ++sampling_prefills_;
+  prefill_key_weighted_ += static_cast<double>(tokens) *
+                           (static_cast<double>(history) + static_cast<double>(tokens) / 2.0);
+  gdn_scan_chunks_ += (tokens + kGdnScanChunk - 1) / kGdnScanChunk;
+}
+
+void BatchShape::AddDecode(int64_t context) {
+  ++num_decodes_;
+  decode_context_sum_ += context;
+}
+
+double BatchShape::prefill_key() const {
+  return prefill_tokens_ == 0 ? 0.0 : prefill_key_weighted_ / static_cast<double>(prefill_tokens_);
+}
+
+double BatchShape::mean_decode_context() const {
+  return num_decodes_ == 0
+             ? 0.0
+             : static_cast<double>(decode_context_sum_) / static_cast<double>(num_decodes_);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,44 @@
+// What one engine step computes, summarized for the cost tables: the prefill chunks and
+// the decodes of the batch, reduced to the coordinates the bundle tables are keyed by.
+//
+// Several prefill chunks and many decodes of different context lengths map onto the
+// attention table as ENGINE_SEMANTICS.md section 9 says: prefill_chunk = sum(c_i);
+// prefill_key = sum(c_i * (k_i + c_i / 2)) / sum(c_i), the token-weighted mean position a
+// prefill query attends to (history k_i plus half its own causal chunk); n_decode = the
+// decodes; kv_decode = their mean context length (fleetsim's choice: attention decode cost
+// is close to linear in the total context, so the mean keeps the total right). GDN prefill
+// cost is charged in 64-token scan chunks per sequence: sum(ceil(c_i / 64)).
+#pragma once
+
+#include <cstdint>
+
+namespace fleetsim {
+
+class BatchShape {
+ public:
+  // A prefill chunk of `tokens` over `history` tokens already in the cache.
+  void AddPrefill(int64_t tokens, int64_t history, bool samples);
+  // A decode of one token over `context` tokens already in the cache.
+  void AddDecode(int64_t context);
+
+  int64_t total_tokens() const { return prefill_tokens_ + num_decodes_; }
+  int64_t prefill_tokens() const { return prefill_tokens_; }
+  int64_t num_prefills() const { return num_prefills_; }
+  int64_t num_decodes() const { return num_decodes_; }
+  // Decodes plus the prefills whose last prompt chunk runs in this step.
+  int64_t sampled_sequences() const { return num_decodes_ + sampling_prefills_; }
+  double prefill_key() const;
+  double mean_decode_context() const;
+  int64_t gdn_scan_chunks() const { return gdn_scan_chunks_; }
+
+ private:
+  int64_t prefill_tokens_ = 0;
+  int64_t num_prefills_ = 0;
+  int64_t sampling_prefills_ = 0;
+  double prefill_key_weighted_ = 0;
+  int64_t gdn_scan_chunks_ = 0;
+  int64_t num_decodes_ = 0;
+  int64_t decode_context_sum_ = 0;
+};
+
+}  // namespace fleetsim

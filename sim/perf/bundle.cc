@@ -1,0 +1,265 @@
+#include "perf/bundle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <set>
+
+#include "core/csv_reader.h"
+#include "core/input_error.h"
+#include "core/yaml_section.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Rows of one table before gridding: coordinates and time.
+struct Point {
+  std::vector<double> x;
+  double us;
+};
+
+// Builds a complete regular grid from rows; refuses a grid with holes, naming the first.
+GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::string& file,
+               const std::string& what) {
+  std::vector<std::set<double>> values(rank);
+  for (const Point& p : points) {
+    for (std::size_t i = 0; i < rank; ++i)
+      values[i].insert(p.x[i]);
+  }
+  std::vector<std::vector<double>> axes;
+  for (const auto& v : values)
+    axes.emplace_back(v.begin(), v.end());
+  GridTable table(axes);
+  for (const Point& p : points) {
+    std::vector<std::size_t> index(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+      index[i] = static_cast<std::size_t>(AxisIndex(table.axis(i), p.x[i]));
+    }
+    table.Set(index, p.us);
+  }
+  table.FillHoles();
+  if (std::string missing = table.FirstMissingPoint(); !missing.empty()) {
+    throw InputError(file, 0, what, "the grid has no row at " + missing);
+  }
+  return table;
+}
+
+std::map<std::string, GridTable> ReadCurves(const std::string& file, std::string_view x_column) {
+  CsvReader csv(file);
+  csv.RequireColumns({"layer", x_column, "time_us"});
+  std::map<std::string, std::vector<Point>> by_kernel;
+  while (csv.Next()) {
+    const double us = csv.Number("time_us");
+    if (us < 0) csv.Fail("time_us", "must not be negative");
+    by_kernel[std::string(csv.Text("layer"))].push_back(
+        {{static_cast<double>(csv.Int(x_column))}, us});
+  }
+  std::map<std::string, GridTable> curves;
+  for (const auto& [kernel, points] : by_kernel)
+    curves[kernel] = Grid(points, 1, file, kernel);
+  return curves;
+}
+
+AttentionTables ReadAttention(const std::string& file) {
+  CsvReader csv(file);
+  AttentionTables tables;
+  tables.legacy_kv_prefill = csv.HasColumn("kv_prefill");
+  const std::string_view key_column = tables.legacy_kv_prefill ? "kv_prefill" : "prefill_key";
+  csv.RequireColumns({"prefill_chunk", key_column, "n_decode", "kv_decode", "time_us"});
+  const bool has_q_len = csv.HasColumn("decode_q_len");
+  std::vector<Point> prefill, decode, mixed;
+  while (csv.Next()) {
+    if (has_q_len && csv.Int("decode_q_len") > 1) continue;  // speculative-decode rows
+    const auto chunk = static_cast<double>(csv.Int("prefill_chunk"));
+    const double key = csv.Number(key_column);
+    const auto n = static_cast<double>(csv.Int("n_decode"));
+    const auto kv = static_cast<double>(csv.Int("kv_decode"));
+    const double us = csv.Number("time_us");
+    if (chunk > 0 && n > 0) {
+      mixed.push_back({{chunk, key, n, kv}, us});
+    } else if (chunk > 0) {
+      prefill.push_back({{chunk, key}, us});
+    } else if (n > 0) {
+      decode.push_back({{n, kv}, us});
+    }
+  }
+  if (prefill.empty() || decode.empty()) {
+    throw InputError(file, 0, "", "needs prefill-only and decode-only rows");
+  }
+  tables.prefill = Grid(prefill, 2, file, "prefill-only rows");
+  tables.decode = Grid(decode, 2, file, "decode-only rows");
+  if (!mixed.empty()) tables.mixed = Grid(mixed, 4, file, "mixed rows");
+  return tables;
+}
+
+// The 64-token scan-chunk staircase: rows at token counts in the same chunk count keep
+// the largest-token row (the cost of the whole chunk).
+std::vector<Point> InScanChunks(std::vector<Point> points) {
+  for (Point& p : points)
+    p.x[0] = std::ceil(p.x[0] / kGdnScanChunk);
+  std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  std::vector<Point> kept;
+  for (const Point& p : points) {
+    if (!kept.empty() && kept.back().x == p.x) {
+      kept.back().us = std::max(kept.back().us, p.us);
+    } else {
+      kept.push_back(p);
+    }
+  }
+  return kept;
+}
+
+std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& file) {
+  CsvReader csv(file);
+  csv.RequireColumns({"layer", "prefill_tokens", "n_decode", "time_us"});
+  std::map<std::string, std::vector<Point>> prefill, decode, mixed;
+  while (csv.Next()) {
+    const std::string kernel(csv.Text("layer"));
+    const auto tokens = static_cast<double>(csv.Int("prefill_tokens"));
+    const auto n = static_cast<double>(csv.Int("n_decode"));
+    const double us = csv.Number("time_us");
+    if (tokens > 0 && n > 0) {
+      mixed[kernel].push_back({{tokens, n}, us});
+    } else if (tokens > 0) {
+      prefill[kernel].push_back({{tokens}, us});
+    } else if (n > 0) {
+      decode[kernel].push_back({{n}, us});
+    }
+  }
+  std::map<std::string, GdnKernelTables> kernels;
+  for (auto& [kernel, points] : prefill)
+    kernels[kernel].prefill = Grid(InScanChunks(points), 1, file, kernel);
+  for (auto& [kernel, points] : decode)
+    kernels[kernel].decode = Grid(points, 1, file, kernel);
+  for (auto& [kernel, points] : mixed)
+    kernels[kernel].mixed = Grid(InScanChunks(points), 2, file, kernel);
+  return kernels;
+}
+
+// MoE rows exist only where the experts can be reached (activated <= tokens x top-k):
+// an unreachable cell takes the value of the nearest reachable one on its tokens row.
+GridTable ReadMoe(const std::string& file) {
+  CsvReader csv(file);
+  csv.RequireColumns({"tokens", "activated_experts", "time_us"});
+  const bool has_ep = csv.HasColumn("ep");
+  std::vector<Point> points;
+  while (csv.Next()) {
+    if (has_ep && csv.Int("ep") != 1) continue;
+    points.push_back({{static_cast<double>(csv.Int("tokens")),
+                       static_cast<double>(csv.Int("activated_experts"))},
+                      csv.Number("time_us")});
+  }
+  std::set<double> tokens, experts;
+  for (const Point& p : points) {
+    tokens.insert(p.x[0]);
+    experts.insert(p.x[1]);
+  }
+  GridTable table({{tokens.begin(), tokens.end()}, {experts.begin(), experts.end()}});
+  for (const Point& p : points) {
+    table.Set({static_cast<std::size_t>(AxisIndex(table.axis(0), p.x[0])),
+               static_cast<std::size_t>(AxisIndex(table.axis(1), p.x[1]))},
+              p.us);
+  }
+  for (std::size_t t = 0; t < table.axis(0).size(); ++t) {
+    std::optional<double> last;
+    for (std::size_t e = 0; e < table.axis(1).size(); ++e) {
+      if (table.IsSet({t, e})) {
+        last = table.At({t, e});
+      } else if (last) {
+        table.Set({t, e}, *last);
+      }
+    }
+  }
+  if (std::string missing = table.FirstMissingPoint(); !missing.empty()) {
+    throw InputError(file, 0, "", "the MoE grid has no row at " + missing);
+  }
+  return table;
+}
+
+BundleTables ReadTp(const fs::path& dir, int tp) {
+  BundleTables tables;
+  tables.tp = tp;
+  tables.dense = ReadCurves((dir / "dense.csv").string(), "tokens");
+  tables.per_sequence = ReadCurves((dir / "per_sequence.csv").string(), "sequences");
+  tables.attention = ReadAttention((dir / "attention.csv").string());
+  if (fs::exists(dir / "linear_attention.csv")) {
+    tables.linear_attention = ReadLinearAttention((dir / "linear_attention.csv").string());
+  }
+  if (fs::exists(dir / "moe.csv")) tables.moe = ReadMoe((dir / "moe.csv").string());
+  return tables;
+}
+
+void ReadMeta(const fs::path& dir, Bundle& bundle) {
+  const YamlSection meta = LoadYamlFile((dir / "meta.yaml").string());
+  bundle.hardware = meta.GetOr<std::string>("hardware", "");
+  bundle.model = meta.GetOr<std::string>("model", "");
+  if (auto source = meta.FindChild("source")) {
+    bundle.source = source->Get<std::string>("kind");
+  } else if (meta.Has("source")) {
+    bundle.source = meta.Get<std::string>("source");
+  }
+  if (bundle.source != "measured" && bundle.source != "kernel-db" && bundle.source != "analytic") {
+    meta.Fail("source",
+              "unknown source '" + bundle.source + "' (accepted: measured, kernel-db, analytic)");
+  }
+  if (auto effective = meta.FindChild("engine_effective")) {
+    bundle.block_size = effective->Find<int>("block_size");
+    bundle.enforce_eager = effective->GetOr<bool>("enforce_eager", false);
+  }
+  if (auto resolved = meta.FindChild("engine_resolved")) {
+    const YamlSection per_tp = resolved->Child("per_tp");
+    for (const std::string& key : per_tp.Keys()) {
+      const YamlSection entry = per_tp.Child(key);
+      BundleEngineResolved engine;
+      engine.block_size = entry.Get<int>("block_size");
+      engine.kv_cache_bytes = entry.GetOr<int64_t>("kv_cache_bytes", 0);
+      engine.max_num_batched_tokens = entry.GetOr<int>("max_num_batched_tokens", 0);
+      bundle.engine_resolved[std::stoi(key)] = engine;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int> Bundle::TpDegrees() const {
+  std::vector<int> degrees;
+  for (const auto& [tp, tables] : per_tp)
+    degrees.push_back(tp);
+  return degrees;
+}
+
+const BundleTables& Bundle::ForTp(int tp) const {
+  auto found = per_tp.find(tp);
+  if (found != per_tp.end()) return found->second;
+  std::string available;
+  for (int degree : TpDegrees())
+    available += (available.empty() ? "" : ", ") + std::to_string(degree);
+  throw InputError(
+      dir, 0, "tp",
+      "the bundle has no tables for TP " + std::to_string(tp) + " (available: " + available + ")");
+}
+
+Bundle LoadBundle(const std::string& dir) {
+  const fs::path root(dir);
+  if (!fs::exists(root / "meta.yaml")) {
+    throw InputError(dir, 0, "", "not a performance bundle: no meta.yaml");
+  }
+  Bundle bundle;
+  bundle.dir = dir;
+  ReadMeta(root, bundle);
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || name.rfind("tp", 0) != 0) continue;
+    const std::string digits = name.substr(2);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
+    const int tp = std::stoi(digits);
+    bundle.per_tp[tp] = ReadTp(entry.path(), tp);
+  }
+  if (bundle.per_tp.empty()) throw InputError(dir, 0, "", "no tp<N>/ folders in the bundle");
+  return bundle;
+}
+
+}  // namespace fleetsim

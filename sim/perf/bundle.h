@@ -1,0 +1,75 @@
+// A performance bundle: the measured (or built) kernel latencies one engine is charged,
+// per tensor-parallel degree. A bundle is a directory with meta.yaml and one tp<N>/
+// folder per TP degree holding dense.csv, attention.csv, per_sequence.csv and, where the
+// model has them, linear_attention.csv and moe.csv (formats: SPEC.md, "Performance
+// bundles"). Times are microseconds in the files and in these tables.
+//
+//   Bundle bundle =
+//   LoadBundle("../shared/data/profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16");
+//   const BundleTables& tables = bundle.ForTp(1);   // an unknown TP lists the ones there are
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "perf/grid_table.h"
+
+namespace fleetsim {
+
+// The attention kernel, split into its three regimes, each a complete regular grid:
+// prefill-only (chunk, key), decode-only (n_decode, kv_decode) and mixed (all four).
+// The prefill coordinate is prefill_key (ENGINE_SEMANTICS.md section 9); legacy tables
+// are gridded on kv_prefill = prefill_key - chunk / 2, converted at lookup.
+struct AttentionTables {
+  GridTable prefill;
+  GridTable decode;
+  GridTable mixed;
+  bool legacy_kv_prefill = false;
+};
+
+// One regime kernel of a GDN layer. A regime it never runs in has no table and costs
+// nothing there. The prefill-token axis is held in 64-token scan chunks, so that the
+// cost steps up just past each chunk boundary instead of rising along a line.
+struct GdnKernelTables {
+  GridTable prefill;  // (prefill chunks)
+  GridTable decode;   // (n_decode)
+  GridTable mixed;    // (prefill chunks, n_decode)
+};
+inline constexpr int kGdnScanChunk = 64;
+
+struct BundleTables {
+  int tp = 1;
+  std::map<std::string, GridTable> dense;         // kernel -> (tokens)
+  std::map<std::string, GridTable> per_sequence;  // kernel -> (sequences)
+  AttentionTables attention;
+  std::map<std::string, GdnKernelTables> linear_attention;
+  std::optional<GridTable> moe;  // (tokens, activated experts)
+};
+
+// What the engine that produced the bundle resolved, per TP degree (fleetsim bundles).
+struct BundleEngineResolved {
+  int block_size = 0;
+  int64_t kv_cache_bytes = 0;
+  int max_num_batched_tokens = 0;
+};
+
+struct Bundle {
+  std::string dir;
+  std::string source = "measured";  // measured | kernel-db | analytic
+  std::string hardware;
+  std::string model;
+  std::optional<int> block_size;  // published bundles: engine_effective.block_size
+  bool enforce_eager = false;     // profiled without CUDA graphs
+  std::map<int, BundleTables> per_tp;
+  std::map<int, BundleEngineResolved> engine_resolved;
+
+  std::vector<int> TpDegrees() const;
+  // The tables for `tp`; an InputError listing the available degrees when absent.
+  const BundleTables& ForTp(int tp) const;
+};
+
+Bundle LoadBundle(const std::string& dir);
+
+}  // namespace fleetsim

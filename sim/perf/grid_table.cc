@@ -1,0 +1,151 @@
+#include "perf/grid_table.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <optional>
+
+namespace fleetsim {
+
+int AxisIndex(const std::vector<double>& axis, double value) {
+  auto it = std::lower_bound(axis.begin(), axis.end(), value);
+  return it != axis.end() && *it == value ? static_cast<int>(it - axis.begin()) : -1;
+}
+
+GridTable::GridTable(std::vector<std::vector<double>> axes) : axes_(std::move(axes)) {
+  strides_.assign(axes_.size(), 1);
+  std::size_t size = 1;
+  for (std::size_t i = axes_.size(); i-- > 0;) {
+    strides_[i] = size;
+    size *= axes_[i].size();
+  }
+  values_.assign(size, 0.0);
+  set_.assign(size, false);
+}
+
+std::size_t GridTable::Flatten(const std::vector<std::size_t>& index) const {
+  std::size_t flat = 0;
+  for (std::size_t i = 0; i < index.size(); ++i)
+    flat += index[i] * strides_[i];
+  return flat;
+}
+
+void GridTable::Set(const std::vector<std::size_t>& index, double value) {
+  values_[Flatten(index)] = value;
+  set_[Flatten(index)] = true;
+}
+
+bool GridTable::IsSet(const std::vector<std::size_t>& index) const {
+  return set_[Flatten(index)];
+}
+
+double GridTable::At(const std::vector<std::size_t>& index) const {
+  return values_[Flatten(index)];
+}
+
+std::string GridTable::FirstMissingPoint() const {
+  for (std::size_t flat = 0; flat < set_.size(); ++flat) {
+    if (set_[flat]) continue;
+    std::string text = "(";
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      const std::size_t index = flat / strides_[i] % axes_[i].size();
+      const double x = axes_[i][index];
+      text += (i == 0 ? "" : ", ") + std::to_string(static_cast<int64_t>(std::llround(x)));
+    }
+    return text + ")";
+  }
+  return "";
+}
+
+int64_t GridTable::FillHoles() {
+  int64_t filled = 0;
+  for (bool one_sided : {false, true}) {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (std::size_t a = 0; a < axes_.size(); ++a) {
+        const std::vector<bool> known = set_;  // a pass reads only what was set before it
+        const std::size_t n = axes_[a].size();
+        for (std::size_t flat = 0; flat < values_.size(); ++flat) {
+          if (known[flat]) continue;
+          const std::size_t pos = flat / strides_[a] % n;
+          const std::size_t base = flat - pos * strides_[a];
+          std::optional<std::size_t> lo, hi;
+          for (std::size_t i = pos; i-- > 0;) {
+            if (known[base + i * strides_[a]]) {
+              lo = i;
+              break;
+            }
+          }
+          for (std::size_t i = pos + 1; i < n; ++i) {
+            if (known[base + i * strides_[a]]) {
+              hi = i;
+              break;
+            }
+          }
+          double value = 0;
+          if (lo && hi) {
+            const double x0 = axes_[a][*lo], x1 = axes_[a][*hi], x = axes_[a][pos];
+            const double v0 = values_[base + *lo * strides_[a]];
+            const double v1 = values_[base + *hi * strides_[a]];
+            value = v0 + (x - x0) / (x1 - x0) * (v1 - v0);
+          } else if (one_sided && (lo || hi)) {
+            value = values_[base + (lo ? *lo : *hi) * strides_[a]];
+          } else {
+            continue;
+          }
+          values_[flat] = value;
+          set_[flat] = true;
+          ++filled;
+          progress = true;
+        }
+      }
+      if (one_sided && progress) break;  // back to two-sided filling after one nearest pass
+    }
+    if (one_sided && FirstMissingPoint().empty()) break;
+  }
+  return filled;
+}
+
+double GridTable::Lookup(const std::vector<double>& point) const {
+  assert(point.size() == axes_.size());
+  // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
+  std::vector<std::size_t> lower(axes_.size());
+  std::vector<double> weight(axes_.size());
+  bool outside = false;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const std::vector<double>& axis = axes_[i];
+    if (axis.size() == 1) {
+      lower[i] = 0;
+      weight[i] = 0;
+      outside = outside || point[i] != axis[0];
+      continue;
+    }
+    std::size_t hi = static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), point[i]) -
+                                              axis.begin());
+    outside = outside || point[i] < axis.front() || point[i] > axis.back();
+    hi = std::clamp<std::size_t>(hi, 1, axis.size() - 1);
+    lower[i] = hi - 1;
+    weight[i] = (point[i] - axis[hi - 1]) / (axis[hi] - axis[hi - 1]);
+  }
+  if (outside) ++out_of_grid_;
+  // Sum over the 2^rank corners of the cell.
+  double value = 0;
+  std::vector<std::size_t> corner(axes_.size());
+  for (std::size_t mask = 0; mask < (std::size_t{1} << axes_.size()); ++mask) {
+    double w = 1;
+    for (std::size_t i = 0; i < axes_.size(); ++i) {
+      const bool upper = (mask >> i) & 1U;
+      if (axes_[i].size() == 1 && upper) {
+        w = 0;
+        break;
+      }
+      corner[i] = lower[i] + (upper ? 1 : 0);
+      w *= upper ? weight[i] : 1 - weight[i];
+    }
+    if (w != 0) value += w * values_[Flatten(corner)];
+  }
+  return value;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,57 @@
+// A measured table on a regular grid (every combination of the axis values present),
+// read by multilinear interpolation. Past an axis' last point the last segment is
+// extended (linear extrapolation; costs grow with tokens and context), below its first
+// point the first segment is; such lookups are counted so that a run can report how
+// often it left the measured range instead of hiding it.
+//
+//   GridTable t({{16, 32, 64}, {0, 1024}});          // axes
+//   t.Set({1, 0}, 12.5);                              // value at (32, 0)
+//   double us = t.Lookup({40.0, 512.0});
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+namespace fleetsim {
+
+class GridTable {
+ public:
+  GridTable() = default;
+  explicit GridTable(std::vector<std::vector<double>> axes);
+
+  std::size_t rank() const { return axes_.size(); }
+  const std::vector<double>& axis(std::size_t i) const { return axes_[i]; }
+  bool empty() const { return values_.empty(); }
+
+  // Sets the value at grid indices `index` (one per axis).
+  void Set(const std::vector<std::size_t>& index, double value);
+  bool IsSet(const std::vector<std::size_t>& index) const;
+  double At(const std::vector<std::size_t>& index) const;
+  // The first grid point without a value, as "(x, y, ...)", or "" when complete.
+  std::string FirstMissingPoint() const;
+  // Completes a grid that is the union of several sweeps: each hole is interpolated
+  // linearly along one axis between the nearest set points on both sides (axes in order,
+  // passes repeated while holes get filled); holes left with points on one side only then
+  // take the nearest value. Returns the number of points filled.
+  int64_t FillHoles();
+
+  // Interpolated value at `point` (one coordinate per axis).
+  double Lookup(const std::vector<double>& point) const;
+  int64_t out_of_grid_lookups() const { return out_of_grid_; }
+
+ private:
+  std::size_t Flatten(const std::vector<std::size_t>& index) const;
+
+  std::vector<std::vector<double>> axes_;
+  std::vector<std::size_t> strides_;
+  std::vector<double> values_;
+  std::vector<bool> set_;
+  mutable int64_t out_of_grid_ = 0;
+};
+
+// Index of `value` on a sorted axis; -1 when absent.
+int AxisIndex(const std::vector<double>& axis, double value);
+
+}  // namespace fleetsim

@@ -1,0 +1,187 @@
+#include "perf/step_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/input_error.h"
+
+namespace fleetsim {
+namespace {
+
+// Which dense-table kernels each layer kind charges; `required` ones must be in the bundle.
+struct KernelSpec {
+  const char* name;
+  int times;
+  bool required;
+};
+
+constexpr KernelSpec kFullAttentionKernels[] = {
+    {"layernorm", 2, true},   {"qkv_proj", 1, true},      {"qk_norm", 1, false},
+    {"rotary_emb", 1, false}, {"qk_norm_rope", 1, false}, {"attn_glue", 1, false},
+    {"o_proj", 1, true}};
+constexpr KernelSpec kGdnKernels[] = {{"layernorm", 2, true},
+                                      {"gdn_in_proj", 1, true},
+                                      {"gdn_glue", 1, false},
+                                      {"gdn_norm", 1, false},
+                                      {"gdn_out_proj", 1, true}};
+constexpr KernelSpec kMlpKernels[] = {
+    {"gate_up_proj", 1, true}, {"act_fn", 1, true}, {"down_proj", 1, true}};
+
+template <std::size_t N>
+std::vector<std::string> Resolve(const BundleTables& tables, const KernelSpec (&specs)[N],
+                                 const Bundle& bundle, const ModelCard& card, const char* kind) {
+  std::vector<std::string> kernels;
+  for (const KernelSpec& spec : specs) {
+    if (tables.dense.contains(spec.name)) {
+      for (int i = 0; i < spec.times; ++i)
+        kernels.emplace_back(spec.name);
+    } else if (spec.required) {
+      throw InputError(bundle.dir, 0, spec.name,
+                       "the bundle (tp" + std::to_string(tables.tp) + "/dense.csv) lacks kernel '" +
+                           spec.name + "' that " + card.name + " needs for its " + kind +
+                           " layers");
+    }
+  }
+  return kernels;
+}
+
+void Require(bool present, const Bundle& bundle, const std::string& what, const std::string& why) {
+  if (!present)
+    throw InputError(bundle.dir, 0, what, "the bundle lacks " + what + ", needed " + why);
+}
+
+}  // namespace
+
+StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp,
+                             AllReduceModel allreduce, int64_t step_overhead_ns)
+    : tables_(bundle.ForTp(tp)),
+      allreduce_(allreduce),
+      step_overhead_ns_(step_overhead_ns),
+      hidden_bytes_per_token_(card.hidden_size * BytesOf(card.dtype)),
+      num_layers_(card.NumLayers()),
+      tp_(tp) {
+  full_layers_ = card.CountLayers(LayerType::kFullAttention);
+  gdn_layers_ = card.CountLayers(LayerType::kLinearAttention);
+  moe_layers_ = card.CountMoeLayers();
+  dense_mlp_layers_ = card.NumLayers() - moe_layers_;
+  const std::string model = card.name;
+  if (full_layers_ > 0)
+    full_kernels_ = Resolve(tables_, kFullAttentionKernels, bundle, card, "full_attention");
+  if (gdn_layers_ > 0) {
+    gdn_kernels_ = Resolve(tables_, kGdnKernels, bundle, card, "linear_attention");
+    Require(!tables_.linear_attention.empty(), bundle, "linear_attention.csv",
+            "for the GDN layers of " + model);
+  }
+  if (dense_mlp_layers_ > 0) mlp_kernels_ = Resolve(tables_, kMlpKernels, bundle, card, "MLP");
+  if (moe_layers_ > 0) {
+    Require(tables_.moe.has_value(), bundle, "moe.csv", "for the MoE layers of " + model);
+    moe_experts_ = card.moe->num_experts;
+    moe_top_k_ = card.moe->experts_per_token;
+  }
+  for (const char* kernel : {"embedding", "final_layernorm"}) {
+    Require(tables_.dense.contains(kernel), bundle, std::string("dense kernel '") + kernel + "'",
+            "once per step");
+  }
+  Require(tables_.per_sequence.contains("lm_head"), bundle, "per_sequence kernel 'lm_head'",
+          "per sampled sequence");
+  has_sampler_ = tables_.per_sequence.contains("sampler");
+}
+
+double StepCostModel::Dense(const std::string& kernel, double tokens) const {
+  return tables_.dense.at(kernel).Lookup({tokens});
+}
+
+double StepCostModel::AttentionUs(const BatchShape& batch) const {
+  const AttentionTables& a = tables_.attention;
+  const double chunk = static_cast<double>(batch.prefill_tokens());
+  const double key =
+      a.legacy_kv_prefill ? std::max(0.0, batch.prefill_key() - chunk / 2) : batch.prefill_key();
+  const double n = static_cast<double>(batch.num_decodes());
+  const double kv = batch.mean_decode_context();
+  if (batch.num_prefills() == 0) return a.decode.Lookup({n, kv});
+  if (batch.num_decodes() == 0) return a.prefill.Lookup({chunk, key});
+  if (a.mixed.empty()) return a.prefill.Lookup({chunk, key}) + a.decode.Lookup({n, kv});
+  return a.mixed.Lookup({chunk, key, n, kv});
+}
+
+double StepCostModel::GdnRegimeUs(const BatchShape& batch) const {
+  const double chunks = static_cast<double>(batch.gdn_scan_chunks());
+  const double n = static_cast<double>(batch.num_decodes());
+  double us = 0;
+  for (const auto& [kernel, t] : tables_.linear_attention) {
+    if (batch.num_prefills() > 0 && batch.num_decodes() > 0) {
+      if (!t.mixed.empty()) us += t.mixed.Lookup({chunks, n});
+    } else if (batch.num_prefills() > 0) {
+      if (!t.prefill.empty()) us += t.prefill.Lookup({chunks});
+    } else if (!t.decode.empty()) {
+      us += t.decode.Lookup({n});
+    }
+  }
+  return us;
+}
+
+double StepCostModel::MoeUs(double tokens) const {
+  // Expected distinct experts reached by `tokens` tokens routed uniformly to top-k of E.
+  const double e = moe_experts_;
+  const double activated =
+      std::min(e, e * (1.0 - std::pow(1.0 - static_cast<double>(moe_top_k_) / e, tokens)));
+  return tables_.moe->Lookup({tokens, activated});
+}
+
+StepCost StepCostModel::Cost(const BatchShape& batch) const {
+  const auto tokens = static_cast<double>(batch.total_tokens());
+  double us = Dense("embedding", tokens) + Dense("final_layernorm", tokens);
+  if (full_layers_ > 0) {
+    double layer = AttentionUs(batch);
+    for (const std::string& kernel : full_kernels_)
+      layer += Dense(kernel, tokens);
+    us += full_layers_ * layer;
+  }
+  if (gdn_layers_ > 0) {
+    double layer = GdnRegimeUs(batch);
+    for (const std::string& kernel : gdn_kernels_)
+      layer += Dense(kernel, tokens);
+    us += gdn_layers_ * layer;
+  }
+  if (dense_mlp_layers_ > 0) {
+    double mlp = 0;
+    for (const std::string& kernel : mlp_kernels_)
+      mlp += Dense(kernel, tokens);
+    us += dense_mlp_layers_ * mlp;
+  }
+  if (moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
+  if (batch.sampled_sequences() > 0) {
+    const auto sequences = static_cast<double>(batch.sampled_sequences());
+    us += tables_.per_sequence.at("lm_head").Lookup({sequences});
+    if (has_sampler_) us += tables_.per_sequence.at("sampler").Lookup({sequences});
+  }
+
+  StepCost cost;
+  cost.compute_ns = std::llround(us * 1000.0);
+  if (tp_ > 1) {
+    cost.allreduces = 2 * num_layers_ + 1;
+    cost.allreduce_bytes = batch.total_tokens() * hidden_bytes_per_token_;
+    cost.allreduce_ns =
+        std::llround(cost.allreduces * allreduce_.Nanoseconds(cost.allreduce_bytes));
+  }
+  cost.total_ns = cost.compute_ns + cost.allreduce_ns + step_overhead_ns_;
+  return cost;
+}
+
+int64_t StepCostModel::OutOfGridLookups() const {
+  int64_t total = tables_.attention.prefill.out_of_grid_lookups() +
+                  tables_.attention.decode.out_of_grid_lookups() +
+                  tables_.attention.mixed.out_of_grid_lookups();
+  for (const auto& [name, t] : tables_.dense)
+    total += t.out_of_grid_lookups();
+  for (const auto& [name, t] : tables_.per_sequence)
+    total += t.out_of_grid_lookups();
+  for (const auto& [name, t] : tables_.linear_attention) {
+    total += t.prefill.out_of_grid_lookups() + t.decode.out_of_grid_lookups() +
+             t.mixed.out_of_grid_lookups();
+  }
+  if (tables_.moe) total += tables_.moe->out_of_grid_lookups();
+  return total;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,69 @@
+// What one engine step costs, composed from a bundle in the order vLLM runs the model
+// (ENGINE_SEMANTICS.md section 9):
+//   embedding + final_layernorm                         dense table, step tokens
+//   per full-attention layer: layernorm x2, qkv_proj, (qk_norm, rotary_emb | qk_norm_rope,
+//     attn_glue), o_proj + the attention kernel         dense + attention tables
+//   per GDN layer: layernorm x2, gdn_in_proj, gdn_glue, gdn_norm, gdn_out_proj + the regime
+//     kernels of the batch (prefill-only, decode-only or mixed)   dense + linear_attention
+//   per layer MLP: gate_up_proj, act_fn, down_proj, or the MoE block   dense / moe tables
+//   lm_head + sampler per sampled sequence               per_sequence table
+//   TP > 1: 2 x layers + 1 all-reduces of tokens x hidden x activation bytes
+//   + a fixed per-step overhead (host-side scheduling and launch).
+// Kernels a bundle lacks that the model needs are refused when the model is built; rows
+// the model does not need (qk_norm for Llama) are not charged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model_card.h"
+#include "perf/batch_shape.h"
+#include "perf/bundle.h"
+#include "perf/collective.h"
+
+namespace fleetsim {
+
+struct StepCost {
+  int64_t total_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t allreduce_ns = 0;
+  int allreduces = 0;
+  int64_t allreduce_bytes = 0;  // each
+};
+
+class StepCostModel {
+ public:
+  StepCostModel(const ModelCard& card, const Bundle& bundle, int tp, AllReduceModel allreduce,
+                int64_t step_overhead_ns);
+
+  StepCost Cost(const BatchShape& batch) const;
+  // Lookups that left a table's measured range, over every table.
+  int64_t OutOfGridLookups() const;
+
+ private:
+  double Dense(const std::string& kernel, double tokens) const;
+  double AttentionUs(const BatchShape& batch) const;
+  double GdnRegimeUs(const BatchShape& batch) const;
+  double MoeUs(double tokens) const;
+
+  const BundleTables& tables_;
+  AllReduceModel allreduce_;
+  int64_t step_overhead_ns_;
+  int64_t hidden_bytes_per_token_;
+  int num_layers_;
+  int tp_;
+  // Layer counts by kind, and the dense kernels each kind charges.
+  int full_layers_ = 0;
+  int gdn_layers_ = 0;
+  int dense_mlp_layers_ = 0;
+  int moe_layers_ = 0;
+  int moe_experts_ = 0;
+  int moe_top_k_ = 0;
+  std::vector<std::string> full_kernels_;
+  std::vector<std::string> gdn_kernels_;
+  std::vector<std::string> mlp_kernels_;
+  bool has_sampler_ = false;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,41 @@
+// Streams a vLLM-bench `requests.jsonl` (one request per line: request_id, input_toks,
+// output_toks, arrival_time, queued_ts, scheduled_ts, first_token_ts, last_token_ts, in
+// seconds). The arrival anchor is `queued_ts` (vLLM's monotonic clock; `arrival_time` is
+// wall-clock epoch time on another clock), as upstream's validate.py does.
+//
+//   VllmBenchReader reader("requests.jsonl");
+//   while (auto r = reader.Next()) use(r->queued_s, r->input_tokens, r->output_tokens);
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace fleetsim {
+
+struct VllmBenchRequest {
+  std::string id;
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  double queued_s = 0;
+  double first_token_s = 0;
+  double last_token_s = 0;
+};
+
+class VllmBenchReader {
+ public:
+  explicit VllmBenchReader(const std::string& path);
+  // The next request; nullopt at the end. Malformed lines are InputErrors with file and
+  // line; arrivals must not go back in time.
+  std::optional<VllmBenchRequest> Next();
+  int line() const { return line_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  int line_ = 0;
+  double last_queued_ = -1e300;
+};
+
+}  // namespace fleetsim
