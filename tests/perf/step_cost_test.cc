@@ -1,0 +1,177 @@
+#include "perf/step_cost.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "core/input_error.h"
+#include "core/project_paths.h"
+#include "model/model_catalog.h"
+#include "perf/bundle.h"
+#include "perf/synthetic_bundle.h"
+#include "support/input_error.h"
+#include "support/shared_data.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::SyntheticBundle;
+
+const ModelCard& Qwen27B() {
+  static const ModelCard card = ModelCatalog(ModelsDir()).Load("qwen3.8-27b");
+  return card;
+}
+
+AllReduceModel NvLink(int ranks) {
+  return AllReduceModel{ranks, 450e9, 0.6e-6};
+}
+
+TEST(StepCost, Qwen27BAtTp2Carries129AllReducesOfTheHiddenState) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1, 2});
+  const Bundle bundle = LoadBundle(files.dir());
+  BatchShape batch;
+  batch.AddPrefill(1568, 0, false);
+  batch.AddDecode(5000);
+  const StepCost tp2 = StepCostModel(Qwen27B(), bundle, 2, NvLink(2), 0).Cost(batch);
+  EXPECT_EQ(tp2.allreduces, 129);  // 2 x 64 layers + the embedding
+  EXPECT_EQ(tp2.allreduce_bytes, 1569LL * 5120 * 2);
+  EXPECT_EQ(tp2.allreduce_ns, std::llround(129 * NvLink(2).Nanoseconds(1569LL * 5120 * 2)));
+  EXPECT_EQ(tp2.total_ns, tp2.compute_ns + tp2.allreduce_ns);
+  const StepCost tp1 = StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0).Cost(batch);
+  EXPECT_EQ(tp1.allreduces, 0);
+  EXPECT_EQ(tp1.allreduce_ns, 0);
+}
+
+TEST(AllReduceModel, RingAlphaBeta) {
+  // 2 ranks: 2 steps of latency, each rank moves bytes/2 twice.
+  EXPECT_DOUBLE_EQ(NvLink(2).Nanoseconds(450'000), 2 * 0.6e-6 * 1e9 + 450'000 / 450e9 * 1e9);
+  EXPECT_DOUBLE_EQ(NvLink(1).Nanoseconds(1 << 20), 0);
+}
+
+// The whole hybrid step, by hand from the synthetic formulas.
+TEST(StepCost, ComposesTheLayerSequence) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  const Bundle bundle = LoadBundle(files.dir());
+  const StepCostModel model(Qwen27B(), bundle, 1, NvLink(1), 3000);
+  BatchShape decode_only;
+  for (int i = 0; i < 4; ++i)
+    decode_only.AddDecode(1000);
+  const double t = 4;                 // tokens
+  const double dense = 1 + 0.01 * t;  // any dense kernel at 4 tokens
+  const double attention = SyntheticBundle::DecodeUs(4, 1000);
+  const double full_layer = attention + 6 * dense;  // layernorm x2, qkv, qk_norm, rotary, o_proj
+  const double gdn_regime = 2 + 0.1 * 4;            // gdn_decode only in decode
+  const double gdn_layer = gdn_regime + 6 * dense;  // layernorm x2, in, glue, norm, out
+  const double mlp = 3 * dense;
+  const double head = 2 * dense + (5 + 0.5 * 4) * 2;  // embedding, final norm, lm_head, sampler
+  const double us = 16 * full_layer + 48 * gdn_layer + 64 * mlp + head;
+  EXPECT_EQ(model.Cost(decode_only).compute_ns, std::llround(us * 1000));
+  EXPECT_EQ(model.Cost(decode_only).total_ns, std::llround(us * 1000) + 3000);
+}
+
+TEST(StepCost, SeveralPrefillsMapToOneAttentionCoordinate) {
+  // Chunks 100 over history 0 and 300 over history 1000:
+  // prefill_chunk 400; prefill_key = (100 x 50 + 300 x 1150) / 400 = 875;
+  // the legacy kv_prefill axis is read at 875 - 400 / 2 = 675.
+  BatchShape batch;
+  batch.AddPrefill(100, 0, true);
+  batch.AddPrefill(300, 1000, false);
+  EXPECT_EQ(batch.prefill_tokens(), 400);
+  EXPECT_DOUBLE_EQ(batch.prefill_key(), 875);
+  EXPECT_EQ(batch.sampled_sequences(), 1);
+  EXPECT_EQ(batch.gdn_scan_chunks(), 2 + 5);  // ceil(100/64) + ceil(300/64)
+  batch.AddDecode(100);
+  batch.AddDecode(300);
+  EXPECT_DOUBLE_EQ(batch.mean_decode_context(), 200);
+
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  const Bundle bundle = LoadBundle(files.dir());
+  const StepCostModel model(Qwen27B(), bundle, 1, NvLink(1), 0);
+  // By hand: 402 tokens; the mixed attention table at (400, 675, 2, 200); GDN in the
+  // mixed regime: gdn_prefill at 7 scan chunks (10 us each) + gdn_decode_mixed (7 us),
+  // gdn_decode has no mixed rows; 3 sampled sequences.
+  const double dense = 1 + 0.01 * 402;
+  const double attention = SyntheticBundle::PrefillUs(400, 675) + SyntheticBundle::DecodeUs(2, 200);
+  const double full_layer = attention + 6 * dense;
+  const double gdn_layer = 70 + 7 + 6 * dense;
+  const double us =
+      16 * full_layer + 48 * gdn_layer + 64 * 3 * dense + 2 * dense + 2 * (5 + 0.5 * 3);
+  EXPECT_EQ(model.Cost(batch).compute_ns, std::llround(us * 1000));
+  EXPECT_EQ(model.OutOfGridLookups(), 0);
+}
+
+TEST(StepCost, GdnPrefillIsAStaircaseOf64TokenChunks) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  const Bundle bundle = LoadBundle(files.dir());
+  const GdnKernelTables& prefill = bundle.ForTp(1).linear_attention.at("gdn_prefill");
+  // 64 tokens is one scan chunk, 65 is two: the cost steps, it does not creep.
+  EXPECT_DOUBLE_EQ(prefill.prefill.Lookup({1}), 10);
+  EXPECT_DOUBLE_EQ(prefill.prefill.Lookup({2}), 20);
+  BatchShape at64, at65;
+  at64.AddPrefill(64, 0, false);
+  at65.AddPrefill(65, 0, false);
+  EXPECT_EQ(at64.gdn_scan_chunks(), 1);
+  EXPECT_EQ(at65.gdn_scan_chunks(), 2);
+}
+
+TEST(StepCost, RegimeKernelsCostNothingOutsideTheirRegime) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  const Bundle bundle = LoadBundle(files.dir());
+  const auto& kernels = bundle.ForTp(1).linear_attention;
+  EXPECT_TRUE(kernels.at("gdn_decode").prefill.empty());       // no prefill rows
+  EXPECT_TRUE(kernels.at("gdn_decode_mixed").decode.empty());  // mixed only
+  EXPECT_FALSE(kernels.at("gdn_decode_mixed").mixed.empty());
+}
+
+TEST(StepCost, RefusesABundleLackingAKernelTheModelNeeds) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  files.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "o_proj", "gate_up_proj",
+                  "act_fn", "down_proj"});  // no gdn_* kernels
+  const Bundle bundle = LoadBundle(files.dir());
+  const InputError e =
+      testing::CatchInputError([&] { StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0); });
+  EXPECT_EQ(e.field(), "gdn_in_proj");
+  EXPECT_TRUE(testing::Mentions(e, "linear_attention layers"));
+}
+
+TEST(Bundle, MissingTpListsTheAvailableOnes) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1, 2});
+  const Bundle bundle = LoadBundle(files.dir());
+  EXPECT_EQ(bundle.TpDegrees(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(bundle.source, "analytic");
+  EXPECT_EQ(bundle.engine_resolved.at(2).block_size, 784);
+  const InputError e = testing::CatchInputError([&] { bundle.ForTp(4); });
+  EXPECT_TRUE(testing::Mentions(e, "available: 1, 2"));
+}
+
+TEST(Bundle, MeasuredPublishedBundlesLoadAsTheyAre) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto perf = testing::SharedDataDir() / "profiles" / "llmservingsim" / "perf";
+  for (const char* dir :
+       {"RTX4090/meta-llama/Llama-3.1-8B/bf16", "RTXPRO6000/meta-llama/Llama-3.1-8B/bf16",
+        "RTXPRO6000/Qwen/Qwen3-32B/bf16", "RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16"}) {
+    SCOPED_TRACE(dir);
+    const Bundle bundle = LoadBundle((perf / dir).string());
+    EXPECT_EQ(bundle.source, "measured");
+    EXPECT_EQ(bundle.block_size, 16);
+    EXPECT_TRUE(bundle.enforce_eager);
+    EXPECT_FALSE(bundle.ForTp(1).attention.mixed.empty());
+  }
+  const Bundle moe =
+      LoadBundle((perf / "RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16").string());
+  EXPECT_TRUE(moe.ForTp(1).moe.has_value());
+  const ModelCard qwen_moe = ModelCatalog(ModelsDir()).Load("qwen3-30b-a3b");
+  BatchShape batch;
+  batch.AddPrefill(512, 0, true);
+  EXPECT_GT(StepCostModel(qwen_moe, moe, 1, NvLink(1), 0).Cost(batch).compute_ns, 0);
+}
+
+}  // namespace
+}  // namespace fleetsim
