@@ -1,9 +1,11 @@
 // fleetsim: a discrete-event simulator of LLM inference serving at fleet scale.
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "app/inspect_command.h"
+#include "app/run_command.h"
 #include "app/validate_command.h"
 #include "core/input_error.h"
 
@@ -18,6 +20,10 @@ int main(int argc, char** argv) {
                "fleetsim"};
   app.set_version_flag("--version", FLEETSIM_VERSION);
   app.require_subcommand(1);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i)
+    command_line += (i == 0 ? "" : " ") + std::string(argv[i]);
+  fleetsim::AddRunCommand(app, command_line);
   fleetsim::AddInspectCommand(app);
   fleetsim::AddValidateCommand(app);
   try {
@@ -34,6 +40,9 @@ int main(int argc, char** argv) {
   } catch (const fleetsim::InputError& e) {
     std::cerr << "fleetsim: error: " << e.what() << '\n';
     return fleetsim::kExitInputError;
+  } catch (const std::exception& e) {
+    std::cerr << "fleetsim: internal error: " << e.what() << '\n';
+    return 1;
   }
   return 0;
 }

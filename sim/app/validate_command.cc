@@ -7,11 +7,12 @@
 #include <iostream>
 #include <memory>
 
-#include "app/engine_setup.h"
 #include "core/csv_reader.h"
 #include "core/json_writer.h"
 #include "core/project_paths.h"
+#include "core/stats.h"
 #include "core/yaml_section.h"
+#include "engine/engine_setup.h"
 #include "model/model_catalog.h"
 #include "workload/vllm_bench_reader.h"
 
@@ -29,27 +30,14 @@ struct ValidateOptions {
   bool json = false;
 };
 
-// Mean, median and P90 (linear interpolation between order statistics, as numpy does).
+// Mean, median and P90.
 struct Stats {
   double mean = 0, median = 0, p90 = 0;
 };
 
 Stats Summarize(std::vector<double> values) {
-  Stats s;
-  if (values.empty()) return s;
   std::sort(values.begin(), values.end());
-  for (double v : values)
-    s.mean += v;
-  s.mean /= static_cast<double>(values.size());
-  auto quantile = [&](double q) {
-    const double pos = q * static_cast<double>(values.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, values.size() - 1);
-    return values[lo] + (pos - static_cast<double>(lo)) * (values[hi] - values[lo]);
-  };
-  s.median = quantile(0.5);
-  s.p90 = quantile(0.9);
-  return s;
+  return Stats{Mean(values), Quantile(values, 0.5), Quantile(values, 0.9)};
 }
 
 struct Latencies {

@@ -65,6 +65,9 @@ class Instance {
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
+  // Records every request handed over but not yet arrived by now (at a horizon), so that
+  // each appears once in the results, as unfinished.
+  void FlushPending() { AdmitArrivalsUpTo(kNever); }
   bool idle() const { return scheduler_.idle() && pending_.empty(); }
   SimTime now() const { return now_; }
   const std::vector<RequestRecord>& records() const { return records_; }

@@ -1,4 +1,4 @@
-#include "app/engine_setup.h"
+#include "engine/engine_setup.h"
 
 #include "model/weight_count.h"
 

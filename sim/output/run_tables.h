@@ -1,0 +1,98 @@
+// The tables of a run's HDF5 file, as plain rows with their schemas (SPEC.md, Outputs):
+//   /requests   one row per request of the workload, in id order
+//   /instances  one row per engine instance
+//   /summary    one row per instance group, then one for the whole fleet
+//   /steps      one row per engine step (only with --trace-steps)
+// Times are integer nanoseconds (*_ns) or seconds as float64 (*_s). Strings are
+// fixed-length (parallel HDF5 1.10 cannot write variable-length strings collectively).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "output/table_schema.h"
+
+namespace fleetsim::output {
+
+struct RequestRow {
+  int64_t id;
+  char name[48];
+  int32_t instance;
+  int32_t preemptions;
+  int64_t arrival_ns;
+  int64_t input_tokens;
+  int64_t output_tokens;
+  int64_t cached_tokens;
+  int64_t queue_delay_ns;  // first scheduled - arrival; -1 when never scheduled
+  int64_t first_token_ns;  // -1 when none
+  int64_t finish_ns;       // -1 when not finished
+  double ttft_s;           // NaN when not defined
+  double tpot_s;
+  double e2e_s;
+  char state[16];   // finished, rejected, unfinished
+  char reason[24];  // why rejected ("" otherwise)
+};
+
+struct InstanceRow {
+  int32_t id;
+  int32_t tp;
+  char group[32];
+  char hardware[24];
+  char model[32];
+  int64_t block_size;
+  int64_t pool_blocks;
+  int64_t steps;
+  int64_t busy_ns;
+  int64_t requests;
+  int64_t prompt_tokens;
+  int64_t output_tokens;
+  int64_t preemptions;
+  int64_t prefix_hit_tokens;
+};
+
+struct SummaryRow {
+  char group[32];  // an instance group, or "fleet"
+  int64_t requests;
+  int64_t finished;
+  int64_t rejected;
+  int64_t unfinished;
+  double duration_s;      // first arrival to last finish
+  double throughput_rps;  // finished requests per second
+  double output_tokens_per_s;
+  double goodput_rps;     // finished within both SLOs, per second
+  double slo_attainment;  // fraction of all requests within both SLOs
+  double ttft_p50_s, ttft_p90_s, ttft_p99_s;
+  double tpot_p50_s, tpot_p90_s, tpot_p99_s;
+  double e2e_p50_s, e2e_p90_s, e2e_p99_s;
+};
+
+struct StepRow {
+  int32_t instance;
+  int32_t pad;
+  int64_t start_ns;
+  int64_t duration_ns;
+  int64_t prefill_tokens;
+  int64_t prefill_chunks;
+  int64_t decodes;
+  int64_t preemptions;
+  int64_t cache_hit_tokens;
+  int64_t running;
+  int64_t waiting;
+  double kv_usage;
+};
+
+TableSchema RequestSchema();
+TableSchema InstanceSchema();
+TableSchema SummarySchema();
+TableSchema StepSchema();
+
+// Copies `text` into a fixed-length field, truncating and NUL-padding.
+template <std::size_t N>
+void CopyName(char (&field)[N], std::string_view text) {
+  std::memset(field, 0, N);
+  std::memcpy(field, text.data(), text.size() < N ? text.size() : N);
+}
+
+}  // namespace fleetsim::output
