@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/export_command.h"
 #include "app/inspect_command.h"
 #include "app/run_command.h"
 #include "app/validate_command.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   fleetsim::AddRunCommand(app, command_line);
   fleetsim::AddInspectCommand(app);
   fleetsim::AddValidateCommand(app);
+  fleetsim::AddExportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
