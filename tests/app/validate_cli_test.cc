@@ -1,9 +1,9 @@
 // `fleetsim validate vllm-bench` on the real vLLM runs in ../shared/data, with their
 // matching measured bundles: the fidelity targets of the engine issue, as a user runs it.
+#include <cmath>
+
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
-
-#include <cmath>
 
 #include "support/run_command.h"
 #include "support/shared_data.h"
@@ -22,7 +22,8 @@ struct Case {
 void CheckTargets(const Case& c) {
   const auto data = testing::SharedDataDir();
   const std::string args = std::string("validate vllm-bench ") +
-                           (data / "traces/llmservingsim_vllm_bench" / c.run).string() + " --bundle " +
+                           (data / "traces/llmservingsim_vllm_bench" / c.run).string() +
+                           " --bundle " +
                            (data / "profiles/llmservingsim/perf" / c.bundle).string() +
                            " --model llama-3.1-8b --json " + c.extra;
   const auto r = RunFleetsim(args);
@@ -55,11 +56,11 @@ TEST(ValidateCli, RtxPro6000Llama8BMeetsTheTargets) {
 TEST(ValidateCli, MissingKvCapacityAsksForHardware) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
-  const auto r = RunFleetsim("validate vllm-bench " +
-                             (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B").string() +
-                             " --bundle " +
-                             (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
-                             " --model llama-3.1-8b");
+  const auto r = RunFleetsim(
+      "validate vllm-bench " +
+      (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B").string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--hardware"), std::string::npos) << r.err;
 }

@@ -1,0 +1,220 @@
+// `fleetsim run` as a user runs it: every request once in /requests, exported as CSV;
+// bad input refused in one line with nothing left behind; a hybrid with prefix caching
+// whose /steps chunks and hits land on 784-token blocks.
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "perf/synthetic_bundle.h"
+#include "support/run_command.h"
+#include "support/shared_data.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunFleetsim;
+
+// A scratch folder per test.
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("fleetsim-run-" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  // Rows of an exported table as column -> values.
+  std::vector<std::map<std::string, std::string>> Csv(const std::string& name) const {
+    std::ifstream in(dir_ / name);
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::string> header = Split(line);
+    std::vector<std::map<std::string, std::string>> rows;
+    while (std::getline(in, line)) {
+      const auto fields = Split(line);
+      std::map<std::string, std::string> row;
+      for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i)
+        row[header[i]] = fields[i];
+      rows.push_back(row);
+    }
+    return rows;
+  }
+  static std::vector<std::string> Split(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream s(line);
+    for (std::string field; std::getline(s, field, ',');)
+      out.push_back(field);
+    if (!line.empty() && line.back() == ',') out.emplace_back();
+    return out;
+  }
+  void ExpectNothingWritten(const std::string& h5) const {
+    EXPECT_FALSE(fs::exists(Path(h5)));
+    EXPECT_FALSE(fs::exists(Path(h5 + ".tmp")));
+  }
+
+  fs::path dir_;
+};
+
+std::string ProjectFile(const std::string& relative) {
+  return (fs::path(FLEETSIM_SOURCE_DIR) / relative).string();
+}
+
+TEST_F(RunCli, EveryRequestAppearsOnceWithOneTerminalState) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const std::string trace = (testing::SharedDataDir() /
+                             "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B/requests.jsonl")
+                                .string();
+  const auto r = RunFleetsim(
+      "run --cluster " + ProjectFile("cluster_configs/single_node_single_instance.yaml") +
+      " --workload " + trace + " --output " + Path("run.h5") + " --trace-steps");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fleet"), std::string::npos) << r.out;
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("run.h5")).exit_code, 0);
+  const auto requests = Csv("run.requests.csv");
+  ASSERT_EQ(requests.size(), 300u);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].at("id"), std::to_string(i));
+    EXPECT_EQ(requests[i].at("state"), "finished");
+  }
+  EXPECT_EQ(Csv("run.summary.csv").back().at("group"), "fleet");
+  EXPECT_EQ(Csv("run.instances.csv").size(), 1u);
+  EXPECT_EQ(Csv("run.instances.csv")[0].at("steps"), std::to_string(Csv("run.steps.csv").size()));
+}
+
+TEST_F(RunCli, AHorizonEndsTheRestAsUnfinishedButKeepsThemAll) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const std::string trace = (testing::SharedDataDir() /
+                             "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B/requests.jsonl")
+                                .string();
+  const auto r = RunFleetsim("run --quiet --horizon 20 --cluster " +
+                             ProjectFile("cluster_configs/single_node_single_instance.yaml") +
+                             " --workload " + trace + " --output " + Path("h.h5"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("h.h5")).exit_code, 0);
+  const auto requests = Csv("h.requests.csv");
+  ASSERT_EQ(requests.size(), 300u);
+  std::map<std::string, int> states;
+  for (const auto& row : requests)
+    ++states[row.at("state")];
+  EXPECT_GT(states["finished"], 0);
+  EXPECT_GT(states["unfinished"], 0);
+  EXPECT_EQ(states["finished"] + states["unfinished"], 300);
+}
+
+// A 27B hybrid on a synthetic bundle, prefix caching on: a 5,000-token prompt runs as
+// 4,704 (ending on block 6) then 296; the same prompt later hits 4,704 and computes 296.
+TEST_F(RunCli, HybridStepsAndHitsAlignTo784) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  Write("cluster.yaml",
+        "name: hybrid\ninstance_groups:\n  - name: qwen27b\n    model: qwen3.8-27b\n"
+        "    hardware: H200-SXM\n    bundle: " +
+            bundle.dir() +
+            "\n    tp: 1\n"
+            "    engine: {enable_prefix_caching: true, max_num_batched_tokens: 8192,\n"
+            "             max_model_len: 32768, num_gpu_blocks: 400}\n");
+  std::string trace;
+  for (int i = 0; i < 3; ++i) {
+    trace +=
+        "{\"id\": \"r" + std::to_string(i) + "\", \"arrival_s\": " + std::to_string(10 * i) +
+        ", \"input_tokens\": 5000, \"output_tokens\": 4, \"block_hashes\": [1, 2, 3, 4, 5, 6], "
+        "\"hash_block_size\": 784}\n";
+  }
+  Write("trace.jsonl", trace);
+  const auto r =
+      RunFleetsim("run --quiet --trace-steps --cluster " + Path("cluster.yaml") + " --workload " +
+                  Path("trace.jsonl") + " --output " + Path("hybrid.h5"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("hybrid.h5")).exit_code, 0);
+  std::vector<std::string> prefills, hits;
+  for (const auto& step : Csv("hybrid.steps.csv")) {
+    if (step.at("prefill_tokens") != "0") prefills.push_back(step.at("prefill_tokens"));
+    if (step.at("cache_hit_tokens") != "0") hits.push_back(step.at("cache_hit_tokens"));
+  }
+  EXPECT_EQ(prefills, (std::vector<std::string>{"4704", "296", "296", "296"}));
+  EXPECT_EQ(hits, (std::vector<std::string>{"4704", "4704"}));
+  const auto requests = Csv("hybrid.requests.csv");
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[1].at("cached_tokens"), "4704");
+  EXPECT_EQ(Csv("hybrid.instances.csv")[0].at("block_size"), "784");
+}
+
+TEST_F(RunCli, RoundRobinOverReplicas) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  Write("cluster.yaml",
+        "instance_groups:\n  - name: g\n    model: qwen3.8-27b\n    hardware: H200-SXM\n"
+        "    bundle: " +
+            bundle.dir() + "\n    replicas: 2\n    engine: {num_gpu_blocks: 200}\n");
+  Write("trace.jsonl",
+        "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 2}\n"
+        "{\"arrival_s\": 0.5, \"input_tokens\": 100, \"output_tokens\": 2}\n"
+        "{\"arrival_s\": 1, \"input_tokens\": 100, \"output_tokens\": 2}\n");
+  ASSERT_EQ(RunFleetsim("run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                        Path("trace.jsonl") + " --output " + Path("rr.h5"))
+                .exit_code,
+            0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("rr.h5")).exit_code, 0);
+  const auto requests = Csv("rr.requests.csv");
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].at("instance"), "0");
+  EXPECT_EQ(requests[1].at("instance"), "1");
+  EXPECT_EQ(requests[2].at("instance"), "0");
+  EXPECT_EQ(Csv("rr.instances.csv").size(), 2u);
+}
+
+TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  const std::string group =
+      "instance_groups:\n  - name: g\n    model: qwen3.8-27b\n    hardware: H200-SXM\n"
+      "    bundle: " +
+      bundle.dir() + "\n";
+  Write("good.jsonl", "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 2}\n");
+  Write("bad.jsonl",
+        "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 2}\n"
+        "{\"arrival_s\": 1, \"input_tokens\": \"many\", \"output_tokens\": 2}\n");
+  Write("unknown_key.yaml", group + "    colour: blue\n");
+  Write("tp_too_big.yaml", group + "    tp: 16\n");
+  Write("good.yaml", group + "    engine: {num_gpu_blocks: 200}\n");
+  struct Case {
+    std::string cluster, workload, mention;
+  };
+  const Case cases[] = {
+      {"unknown_key.yaml", "good.jsonl",
+       "unknown_key.yaml:6: instance_groups[0].colour: unknown key"},
+      {"tp_too_big.yaml", "good.jsonl", "tp_too_big.yaml:6: instance_groups[0].tp"},
+      {"good.yaml", "bad.jsonl", "bad.jsonl:2: input_tokens: expected an integer"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.cluster + " " + c.workload);
+    const auto r = RunFleetsim("run --cluster " + Path(c.cluster) + " --workload " +
+                               Path(c.workload) + " --output " + Path("out.h5"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(c.mention), std::string::npos) << r.err;
+    ExpectNothingWritten("out.h5");
+  }
+  const auto missing_dir =
+      RunFleetsim("run --cluster " + Path("good.yaml") + " --workload " + Path("good.jsonl") +
+                  " --output " + Path("no/such/dir/out.h5"));
+  EXPECT_EQ(missing_dir.exit_code, 2);
+  EXPECT_NE(missing_dir.err.find("--output"), std::string::npos) << missing_dir.err;
+}
+
+}  // namespace
+}  // namespace fleetsim
