@@ -7,7 +7,10 @@ namespace fleetsim {
 
 Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, int64_t num_blocks,
                    bool prefix_caching, const StepCostModel& cost)
-    : kv_(layout, num_blocks, prefix_caching), scheduler_(config, kv_), cost_(cost) {}
+    : kv_(layout, num_blocks, prefix_caching),
+      scheduler_(config, kv_),
+      cost_(cost),
+      config_(config) {}
 
 void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
   assert(pending_.empty() || pending_.back().first <= arrival);
@@ -102,9 +105,68 @@ void Instance::RunStep() {
   }
 }
 
+bool Instance::FastDecode(SimTime until) {
+  if (!fast_decode_ || !scheduler_.waiting().empty()) return false;
+  const std::vector<Request*>& running = scheduler_.running();
+  const auto n = static_cast<int64_t>(running.size());
+  if (n == 0 || n > config_.max_num_batched_tokens) return false;
+  const int64_t block = kv_.layout().block_size;
+  // Steps every request can take without an event: no new block and no checkpoint (a
+  // token at or just before a block boundary), no finish, no max_model_len.
+  int64_t stretch = INT64_MAX;
+  int64_t context_sum = 0;
+  for (const Request* r : running) {
+    const int64_t c = r->num_computed;
+    if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
+    if (c % block == 0) return false;               // its next token opens a new block
+    const int64_t to_boundary = block - c % block;  // steps until c is a multiple of block
+    stretch = std::min({stretch, to_boundary - 1, r->max_output_tokens - r->num_output - 1,
+                        config_.max_model_len - r->num_tokens() - 1});
+    context_sum += c;
+  }
+  if (stretch < 2) return false;
+  const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
+  if (now_ >= until || now_ >= next_arrival) return false;
+  // The first step's allocation would release skipped GDN states; do it here, in the
+  // same order. Later steps would find nothing to release.
+  for (Request* r : running)
+    kv_.ReleaseSkippedStates(*r);
+  int64_t steps = 0;
+  SimTime t = now_;
+  const double usage = kv_.Usage();
+  while (steps < stretch && t < until && t < next_arrival) {
+    BatchShape shape;
+    shape.AddDecodes(n, context_sum + steps * n);
+    const SimTime duration = cost_.Cost(shape).total_ns;
+    if (on_step_) {
+      StepRecord step;
+      step.start = t;
+      step.duration = duration;
+      step.decodes = n;
+      step.running = n;
+      step.kv_usage = usage;
+      on_step_(step);
+    }
+    t += duration;
+    ++steps;
+  }
+  if (steps == 0) return false;
+  for (Request* r : running) {
+    r->num_computed += steps;
+    r->num_output += steps;
+    records_[static_cast<std::size_t>(r->id)].output_tokens = r->num_output;
+  }
+  steps_ += steps;
+  fast_decode_steps_ += steps;
+  busy_ += t - now_;
+  now_ = t;
+  return true;
+}
+
 void Instance::RunUntil(SimTime until) {
   while (now_ < until) {
     AdmitArrivalsUpTo(now_);
+    if (FastDecode(until)) continue;
     if (scheduler_.idle()) {
       if (pending_.empty()) return;
       // Nothing to run: jump to the next arrival.

@@ -62,6 +62,10 @@ class Instance {
   void Arrive(std::unique_ptr<Request> request, SimTime arrival);
   // Runs every step that starts before `until`; a step in progress may end after it.
   void RunUntil(SimTime until);
+  // Whether stretches of pure-decode steps are advanced in bulk (on by default); off
+  // steps one by one, which must give identical results.
+  void SetFastDecode(bool on) { fast_decode_ = on; }
+  int64_t fast_decode_steps() const { return fast_decode_steps_; }
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
@@ -80,6 +84,9 @@ class Instance {
  private:
   void AdmitArrivalsUpTo(SimTime t);
   void RunStep();
+  // Advances a stretch of pure-decode steps in bulk when nothing can change the batch
+  // in between; false when the next step must run the ordinary way.
+  bool FastDecode(SimTime until);
   BatchShape ShapeOf(const StepPlan& plan) const;
 
   KvCacheManager kv_;
@@ -90,8 +97,11 @@ class Instance {
   std::vector<std::unique_ptr<Request>> live_;  // queued or running, indexed by nothing
   std::vector<RequestRecord> records_;          // by request id order of arrival
   std::function<void(const StepRecord&)> on_step_;
+  SchedulerConfig config_;
   int64_t steps_ = 0;
   SimTime busy_ = 0;
+  bool fast_decode_ = true;
+  int64_t fast_decode_steps_ = 0;
 };
 
 }  // namespace fleetsim

@@ -45,6 +45,10 @@ class KvCacheManager {
   // when the step ended on a block boundary.
   void CommitStep(Request& request);
 
+  // Frees GDN state blocks before the one holding the request's current state -- what
+  // every allocation does first; idempotent.
+  void ReleaseSkippedStates(Request& request) { FreeSkippedStates(request); }
+
   // Releases every block of the request, its last blocks first.
   void Free(Request& request);
 

@@ -18,6 +18,11 @@ void BatchShape::AddDecode(int64_t context) {
   decode_context_sum_ += context;
 }
 
+void BatchShape::AddDecodes(int64_t count, int64_t context_sum) {
+  num_decodes_ += count;
+  decode_context_sum_ += context_sum;
+}
+
 double BatchShape::prefill_key() const {
   return prefill_tokens_ == 0 ? 0.0 : prefill_key_weighted_ / static_cast<double>(prefill_tokens_);
 }

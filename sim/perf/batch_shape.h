@@ -20,6 +20,8 @@ class BatchShape {
   void AddPrefill(int64_t tokens, int64_t history, bool samples);
   // A decode of one token over `context` tokens already in the cache.
   void AddDecode(int64_t context);
+  // `count` decodes whose contexts sum to `context_sum` (the same shape as adding each).
+  void AddDecodes(int64_t count, int64_t context_sum);
 
   int64_t total_tokens() const { return prefill_tokens_ + num_decodes_; }
   int64_t prefill_tokens() const { return prefill_tokens_; }

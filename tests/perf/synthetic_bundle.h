@@ -113,4 +113,13 @@ inline void WriteHybridBundle(SyntheticBundle& bundle, std::vector<int> tps) {
   }
 }
 
+// The same kernels for a dense model (no engine_resolved: the block size is the card's).
+inline void WriteDenseBundle(SyntheticBundle& bundle) {
+  bundle.Meta("model: llama-3.1-8b\nhardware: H100-SXM\nsource: {kind: analytic}\n");
+  bundle.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "rotary_emb", "o_proj",
+                   "gate_up_proj", "act_fn", "down_proj"});
+  bundle.PerSequence(1);
+  bundle.Attention(1);
+}
+
 }  // namespace fleetsim::testing
