@@ -189,6 +189,15 @@ BundleTables ReadTp(const fs::path& dir, int tp) {
     tables.linear_attention = ReadLinearAttention((dir / "linear_attention.csv").string());
   }
   if (fs::exists(dir / "moe.csv")) tables.moe = ReadMoe((dir / "moe.csv").string());
+  if (fs::exists(dir / "allreduce.csv")) {
+    const std::string file = (dir / "allreduce.csv").string();
+    CsvReader csv(file);
+    csv.RequireColumns({"bytes", "time_us"});
+    std::vector<Point> points;
+    while (csv.Next())
+      points.push_back({{static_cast<double>(csv.Int("bytes"))}, csv.Number("time_us")});
+    tables.allreduce = Grid(points, 1, file, "allreduce");
+  }
   return tables;
 }
 

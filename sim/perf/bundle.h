@@ -2,7 +2,8 @@
 // per tensor-parallel degree. A bundle is a directory with meta.yaml and one tp<N>/
 // folder per TP degree holding dense.csv, attention.csv, per_sequence.csv and, where the
 // model has them, linear_attention.csv and moe.csv (formats: SPEC.md, "Performance
-// bundles"). Times are microseconds in the files and in these tables.
+// bundles"), and optionally allreduce.csv (bytes,time_us) with measured all-reduces. Times are
+// microseconds in the files and in these tables.
 //
 //   Bundle bundle =
 //   LoadBundle("../shared/data/profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16");
@@ -46,6 +47,9 @@ struct BundleTables {
   AttentionTables attention;
   std::map<std::string, GdnKernelTables> linear_attention;
   std::optional<GridTable> moe;  // (tokens, activated experts)
+  // A measured all-reduce at this TP degree, by message bytes (allreduce.csv:
+  // bytes,time_us); when absent the ring model over the hardware link is used.
+  std::optional<GridTable> allreduce;
 };
 
 // What the engine that produced the bundle resolved, per TP degree (fleetsim bundles).

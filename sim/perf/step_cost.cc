@@ -161,8 +161,11 @@ StepCost StepCostModel::Cost(const BatchShape& batch) const {
   if (tp_ > 1) {
     cost.allreduces = 2 * num_layers_ + 1;
     cost.allreduce_bytes = batch.total_tokens() * hidden_bytes_per_token_;
-    cost.allreduce_ns =
-        std::llround(cost.allreduces * allreduce_.Nanoseconds(cost.allreduce_bytes));
+    const double each_ns =
+        tables_.allreduce
+            ? tables_.allreduce->Lookup({static_cast<double>(cost.allreduce_bytes)}) * 1000.0
+            : allreduce_.Nanoseconds(cost.allreduce_bytes);
+    cost.allreduce_ns = std::llround(cost.allreduces * each_ns);
   }
   cost.total_ns = cost.compute_ns + cost.allreduce_ns + step_overhead_ns_;
   return cost;
@@ -181,6 +184,7 @@ int64_t StepCostModel::OutOfGridLookups() const {
              t.mixed.out_of_grid_lookups();
   }
   if (tables_.moe) total += tables_.moe->out_of_grid_lookups();
+  if (tables_.allreduce) total += tables_.allreduce->out_of_grid_lookups();
   return total;
 }
 

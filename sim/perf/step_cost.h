@@ -7,7 +7,8 @@
 //     kernels of the batch (prefill-only, decode-only or mixed)   dense + linear_attention
 //   per layer MLP: gate_up_proj, act_fn, down_proj, or the MoE block   dense / moe tables
 //   lm_head + sampler per sampled sequence               per_sequence table
-//   TP > 1: 2 x layers + 1 all-reduces of tokens x hidden x activation bytes
+//   TP > 1: 2 x layers + 1 all-reduces of tokens x hidden x activation bytes, from the
+//     bundle's measured allreduce.csv when it has one, else the ring model (collective.h)
 //   + a fixed per-step overhead (host-side scheduling and launch).
 // Kernels a bundle lacks that the model needs are refused when the model is built; rows
 // the model does not need (qk_norm for Llama) are not charged.

@@ -1,6 +1,7 @@
 #include "perf/step_cost.h"
 
 #include <cmath>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +42,19 @@ TEST(StepCost, Qwen27BAtTp2Carries129AllReducesOfTheHiddenState) {
   const StepCost tp1 = StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0).Cost(batch);
   EXPECT_EQ(tp1.allreduces, 0);
   EXPECT_EQ(tp1.allreduce_ns, 0);
+}
+
+TEST(StepCost, AMeasuredAllReduceTableReplacesTheRingModel) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1, 2});
+  // 1 us + 1 us per MB of message.
+  std::ofstream(files.dir() + "/tp2/allreduce.csv") << "bytes,time_us\n0,1\n100000000,101\n";
+  const Bundle bundle = LoadBundle(files.dir());
+  BatchShape batch;
+  batch.AddPrefill(1000, 0, true);
+  const StepCost cost = StepCostModel(Qwen27B(), bundle, 2, NvLink(2), 0).Cost(batch);
+  const double bytes = 1000.0 * 5120 * 2;
+  EXPECT_EQ(cost.allreduce_ns, std::llround(129 * (1 + bytes / 1e6) * 1000));
 }
 
 TEST(AllReduceModel, RingAlphaBeta) {
