@@ -1,59 +1,48 @@
 #include "workload/vllm_bench_reader.h"
 
-#include <yaml-cpp/yaml.h>
-
-#include "core/input_error.h"
-
 namespace fleetsim {
 namespace {
 
-template <typename T>
-T Field(const YAML::Node& row, const char* key, const std::string& path, int line) {
+double Number(const JsonLines& lines, const YAML::Node& row, const char* key) {
   const YAML::Node value = row[key];
-  if (!value.IsDefined() || value.IsNull()) throw InputError(path, line, key, "missing field");
-  T out{};
-  if (!YAML::convert<T>::decode(value, out)) {
-    throw InputError(path, line, key,
-                     "expected a number, got '" + value.as<std::string>("?") + "'");
+  if (!value.IsDefined() || value.IsNull()) lines.Fail(key, "missing field");
+  double out = 0;
+  if (!value.IsScalar() || !YAML::convert<double>::decode(value, out)) {
+    lines.Fail(key, "expected a number");
   }
+  return out;
+}
+
+int64_t Tokens(const JsonLines& lines, const YAML::Node& row, const char* key) {
+  const YAML::Node value = row[key];
+  int64_t out = 0;
+  if (!value.IsDefined() || !value.IsScalar() || !YAML::convert<int64_t>::decode(value, out)) {
+    lines.Fail(key, "expected an integer");
+  }
+  if (out <= 0) lines.Fail(key, "must be positive");
   return out;
 }
 
 }  // namespace
 
-VllmBenchReader::VllmBenchReader(const std::string& path) : path_(path), in_(path) {
-  if (!in_) throw InputError(path, 0, "", "cannot open file");
-}
+VllmBenchReader::VllmBenchReader(const std::string& path) : lines_(path) {}
 
 std::optional<VllmBenchRequest> VllmBenchReader::Next() {
-  std::string text;
-  while (std::getline(in_, text)) {
-    ++line_;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    YAML::Node row;
-    try {
-      row = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw InputError(path_, line_, "", "not a JSON object: " + e.msg);
-    }
-    if (!row.IsMap()) throw InputError(path_, line_, "", "not a JSON object");
-    VllmBenchRequest r;
-    r.id = row["request_id"] ? row["request_id"].as<std::string>() : std::to_string(line_);
-    r.input_tokens = Field<int64_t>(row, "input_toks", path_, line_);
-    r.output_tokens = Field<int64_t>(row, "output_toks", path_, line_);
-    r.queued_s = Field<double>(row, "queued_ts", path_, line_);
-    r.first_token_s = Field<double>(row, "first_token_ts", path_, line_);
-    r.last_token_s = Field<double>(row, "last_token_ts", path_, line_);
-    if (r.input_tokens <= 0) throw InputError(path_, line_, "input_toks", "must be positive");
-    if (r.output_tokens <= 0) throw InputError(path_, line_, "output_toks", "must be positive");
-    if (r.queued_s < last_queued_) {
-      throw InputError(path_, line_, "queued_ts",
-                       "goes back in time (requests must be in arrival order)");
-    }
-    last_queued_ = r.queued_s;
-    return r;
+  const YAML::Node* row = lines_.Next();
+  if (row == nullptr) return std::nullopt;
+  VllmBenchRequest r;
+  r.id =
+      (*row)["request_id"] ? (*row)["request_id"].as<std::string>() : std::to_string(lines_.line());
+  r.input_tokens = Tokens(lines_, *row, "input_toks");
+  r.output_tokens = Tokens(lines_, *row, "output_toks");
+  r.queued_s = Number(lines_, *row, "queued_ts");
+  r.first_token_s = Number(lines_, *row, "first_token_ts");
+  r.last_token_s = Number(lines_, *row, "last_token_ts");
+  if (r.queued_s < last_queued_) {
+    lines_.Fail("queued_ts", "goes back in time (requests must be in arrival order)");
   }
-  return std::nullopt;
+  last_queued_ = r.queued_s;
+  return r;
 }
 
 }  // namespace fleetsim

@@ -8,9 +8,10 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <string>
+
+#include "core/json_lines.h"
 
 namespace fleetsim {
 
@@ -29,12 +30,10 @@ class VllmBenchReader {
   // The next request; nullopt at the end. Malformed lines are InputErrors with file and
   // line; arrivals must not go back in time.
   std::optional<VllmBenchRequest> Next();
-  int line() const { return line_; }
+  int line() const { return lines_.line(); }
 
  private:
-  std::string path_;
-  std::ifstream in_;
-  int line_ = 0;
+  JsonLines lines_;
   double last_queued_ = -1e300;
 };
 

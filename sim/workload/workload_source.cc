@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/input_error.h"
+#include "core/json_lines.h"
 #include "workload/vllm_bench_reader.h"
 
 namespace fleetsim {
@@ -12,83 +13,67 @@ namespace {
 
 class NativeJsonl : public WorkloadSource {
  public:
-  explicit NativeJsonl(const std::string& path) : path_(path), in_(path) {
-    if (!in_) throw InputError(path, 0, "", "cannot open file");
-  }
+  explicit NativeJsonl(const std::string& path) : lines_(path) {}
   std::string format() const override { return "native"; }
 
   std::optional<WorkloadRequest> Next() override {
-    std::string text;
-    while (std::getline(in_, text)) {
-      ++line_;
-      if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      return Parse(text);
-    }
-    return std::nullopt;
+    const YAML::Node* row = lines_.Next();
+    if (row == nullptr) return std::nullopt;
+    return Parse(*row);
   }
 
  private:
-  [[noreturn]] void Fail(const std::string& field, const std::string& message) const {
-    throw InputError(path_, line_, field, message);
-  }
-
   template <typename T>
   T Get(const YAML::Node& row, const char* key, bool required, T fallback) const {
     const YAML::Node value = row[key];
     if (!value.IsDefined() || value.IsNull()) {
-      if (required) Fail(key, "missing field");
+      if (required) lines_.Fail(key, "missing field");
       return fallback;
     }
     T out{};
     if (!value.IsScalar() || !YAML::convert<T>::decode(value, out)) {
-      Fail(key, std::string("expected ") + (std::is_integral_v<T> ? "an integer" : "a number"));
+      lines_.Fail(key,
+                  std::string("expected ") + (std::is_integral_v<T> ? "an integer" : "a number"));
     }
     return out;
   }
 
-  WorkloadRequest Parse(const std::string& text) {
-    YAML::Node row;
-    try {
-      row = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      Fail("", "not a JSON object: " + e.msg);
-    }
-    if (!row.IsMap()) Fail("", "not a JSON object");
+  WorkloadRequest Parse(const YAML::Node& row) {
     WorkloadRequest r;
-    r.id = row["id"] && row["id"].IsScalar() ? row["id"].as<std::string>() : std::to_string(line_);
+    r.id = row["id"] && row["id"].IsScalar() ? row["id"].as<std::string>()
+                                             : std::to_string(lines_.line());
     if (row["arrival_ns"]) {
       r.arrival = Get<int64_t>(row, "arrival_ns", true, 0);
     } else {
       r.arrival = SecondsToSimTime(Get<double>(row, "arrival_s", true, 0));
     }
-    if (r.arrival < 0) Fail("arrival_s", "must not be negative");
-    if (r.arrival < last_arrival_)
-      Fail("arrival_s", "goes back in time (the trace must be in arrival order)");
+    if (r.arrival < 0) lines_.Fail("arrival_s", "must not be negative");
+    if (r.arrival < last_arrival_) {
+      lines_.Fail("arrival_s", "goes back in time (the trace must be in arrival order)");
+    }
     last_arrival_ = r.arrival;
     r.input_tokens = Get<int64_t>(row, "input_tokens", true, 0);
     r.output_tokens = Get<int64_t>(row, "output_tokens", true, 0);
-    if (r.input_tokens <= 0) Fail("input_tokens", "must be positive");
-    if (r.output_tokens <= 0) Fail("output_tokens", "must be positive");
+    if (r.input_tokens <= 0) lines_.Fail("input_tokens", "must be positive");
+    if (r.output_tokens <= 0) lines_.Fail("output_tokens", "must be positive");
     if (const YAML::Node hashes = row["block_hashes"]; hashes && !hashes.IsNull()) {
-      if (!hashes.IsSequence()) Fail("block_hashes", "expected a list of integers");
+      if (!hashes.IsSequence()) lines_.Fail("block_hashes", "expected a list of integers");
       for (const auto& h : hashes) {
         uint64_t value = 0;
         if (!YAML::convert<uint64_t>::decode(h, value))
-          Fail("block_hashes", "expected a list of integers");
+          lines_.Fail("block_hashes", "expected a list of integers");
         r.block_hashes.push_back(value);
       }
       r.hash_block_size = Get<int>(row, "hash_block_size", true, 0);
-      if (r.hash_block_size <= 0) Fail("hash_block_size", "must be positive");
+      if (r.hash_block_size <= 0) lines_.Fail("hash_block_size", "must be positive");
       if (static_cast<int64_t>(r.block_hashes.size()) > r.input_tokens / r.hash_block_size) {
-        Fail("block_hashes", "more hashes than full prompt blocks");
+        lines_.Fail("block_hashes", "more hashes than full prompt blocks");
       }
     }
     return r;
   }
 
-  std::string path_;
-  std::ifstream in_;
-  int line_ = 0;
+  JsonLines lines_;
   SimTime last_arrival_ = 0;
 };
 

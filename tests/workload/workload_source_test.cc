@@ -1,0 +1,97 @@
+#include "workload/workload_source.h"
+
+#include <gtest/gtest.h>
+
+#include "support/input_error.h"
+#include "support/shared_data.h"
+#include "support/temp_file.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::CatchInputError;
+using testing::TempFile;
+
+TEST(WorkloadSource, ReadsNativeJsonlInOrder) {
+  TempFile file("t.jsonl",
+                "{\"id\": \"a\", \"arrival_s\": 0.5, \"input_tokens\": 40, \"output_tokens\": 3,"
+                " \"block_hashes\": [7, 8], \"hash_block_size\": 16}\n"
+                "\n"
+                "{\"arrival_ns\": 600000000, \"input_tokens\": 5, \"output_tokens\": 1}\n");
+  auto source = OpenWorkload(file.path(), "auto");
+  EXPECT_EQ(source->format(), "native");
+  auto a = source->Next();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->id, "a");
+  EXPECT_EQ(a->arrival, 500'000'000);
+  EXPECT_EQ(a->block_hashes, (std::vector<uint64_t>{7, 8}));
+  EXPECT_EQ(a->hash_block_size, 16);
+  auto b = source->Next();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->id, "3");  // no id: its line number
+  EXPECT_EQ(b->arrival, 600'000'000);
+  EXPECT_FALSE(source->Next());
+}
+
+TEST(WorkloadSource, BadLinesNameTheLineAndTheField) {
+  struct Case {
+    std::string second_line, field;
+  };
+  const Case cases[] = {
+      {"{\"arrival_s\": 1, \"input_tokens\": \"x\", \"output_tokens\": 1}", "input_tokens"},
+      {"{\"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 0}", "output_tokens"},
+      {"{\"input_tokens\": 4, \"output_tokens\": 1}", "arrival_s"},
+      {"{\"arrival_s\": 0.1, \"input_tokens\": 4, \"output_tokens\": 1}",
+       "arrival_s"},  // back in time
+      {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1, 2],"
+       " \"hash_block_size\": 16}",
+       "block_hashes"},  // two hashes, one full block
+      {"[1, 2]", ""},
+      {"{\"arrival_s\": 1, \"input_tokens\": 4,", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.second_line);
+    TempFile file("t.jsonl", "{\"arrival_s\": 0.5, \"input_tokens\": 4, \"output_tokens\": 1}\n" +
+                                 c.second_line + "\n");
+    auto source = OpenWorkload(file.path(), "native");
+    ASSERT_TRUE(source->Next());
+    const InputError e = CatchInputError([&] { source->Next(); });
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), c.field);
+  }
+}
+
+TEST(WorkloadSource, UnknownFormatsAreRefused) {
+  TempFile file("t.jsonl", "{\"prompt\": \"hello\"}\n");
+  EXPECT_EQ(CatchInputError([&] { OpenWorkload(file.path(), "auto"); }).line(), 1);
+  EXPECT_EQ(CatchInputError([&] { OpenWorkload(file.path(), "csv"); }).field(), "--format");
+}
+
+TEST(WorkloadSource, ReadsAVllmBenchRunRebasedToItsFirstArrival) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  auto source = OpenWorkload((testing::SharedDataDir() /
+                              "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B/requests.jsonl")
+                                 .string(),
+                             "auto");
+  EXPECT_EQ(source->format(), "vllm-bench");
+  int count = 0;
+  SimTime last = 0;
+  while (auto r = source->Next()) {
+    if (count == 0) {
+      EXPECT_EQ(r->arrival, 0);
+      EXPECT_EQ(r->id, "bench-0");
+      EXPECT_EQ(r->input_tokens, 2358);
+      EXPECT_EQ(r->output_tokens, 531);
+    }
+    EXPECT_GE(r->arrival, last);
+    last = r->arrival;
+    ++count;
+  }
+  EXPECT_EQ(count, 300);
+  // 300 Poisson arrivals at 10 per second: about 29 s.
+  EXPECT_GT(last, 25 * kNsPerSecond);
+  EXPECT_LT(last, 35 * kNsPerSecond);
+}
+
+}  // namespace
+}  // namespace fleetsim
