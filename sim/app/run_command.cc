@@ -107,7 +107,6 @@ void Run(const RunOptions& options) {
   // each arrival before it is handed over, so only active requests are held.
   const SimTime horizon = options.horizon_s ? SecondsToSimTime(*options.horizon_s) : kNever;
   int64_t next_id = 0;
-  std::vector<int> instance_of;
   while (auto r = source->Next()) {
     FleetInstance& target = fleet[static_cast<std::size_t>(next_id) % fleet.size()];
     const EngineSetup& setup = setups[static_cast<std::size_t>(target.group)];
@@ -129,7 +128,6 @@ void Run(const RunOptions& options) {
     for (FleetInstance& instance : fleet)
       instance.engine->RunUntil(std::min(r->arrival, horizon));
     target.engine->Arrive(std::move(request), r->arrival);
-    instance_of.push_back(static_cast<int>(static_cast<std::size_t>(next_id) % fleet.size()));
     ++next_id;
   }
   int64_t steps = 0;
