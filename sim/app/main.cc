@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/bundle_command.h"
 #include "app/export_command.h"
 #include "app/inspect_command.h"
 #include "app/run_command.h"
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   fleetsim::AddRunCommand(app, command_line);
   fleetsim::AddInspectCommand(app);
   fleetsim::AddValidateCommand(app);
+  fleetsim::AddBundleCommand(app);
   fleetsim::AddExportCommand(app);
   try {
     app.parse(argc, argv);

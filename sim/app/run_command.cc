@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/run_metrics.h"
+#include "bundles/analytic_bundle.h"
 #include "cluster/cluster_config.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
@@ -67,8 +68,12 @@ std::vector<EngineSetup> BuildGroups(const ClusterConfig& cluster) {
         throw error("model", e.what());
       }
     }();
+    // `analytic`: fleetsim's own bundle for this model and GPU, built once and cached.
+    const std::string bundle = group.bundle == "analytic"
+                                   ? CachedAnalyticBundle(card, *group.budget.hardware)
+                                   : group.bundle;
     setups.push_back(
-        BuildEngineSetup(std::move(card), LoadBundle(group.bundle), group.engine, group.budget,
+        BuildEngineSetup(std::move(card), LoadBundle(bundle), group.engine, group.budget,
                          static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
   }
   return setups;
@@ -228,12 +233,16 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   options->command_line = std::move(command_line);
   CLI::App* run = app.add_subcommand(
       "run", "Simulate a cluster config's instances serving a workload; results in one HDF5 file");
-  run->add_option("--cluster", options->cluster, "Cluster config (cluster_configs/*.yaml)")
-      ->required()
+  options->cluster =
+      (ProjectRoot() / "cluster_configs" / "single_node_hybrid_instance.yaml").string();
+  options->workload =
+      (ProjectRoot() / "runs" / "examples" / "shared_prefix_sessions.jsonl").string();
+  run->add_option("--cluster", options->cluster,
+                  "Cluster config (default: the bundled single_node_hybrid_instance.yaml)")
       ->check(CLI::ExistingFile);
   run->add_option("--workload", options->workload,
-                  "Trace: native JSONL, or a vLLM-bench requests.jsonl")
-      ->required()
+                  "Trace: native JSONL, or a vLLM-bench requests.jsonl (default: the bundled "
+                  "runs/examples/shared_prefix_sessions.jsonl)")
       ->check(CLI::ExistingFile);
   run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
       ->capture_default_str();

@@ -56,9 +56,14 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   } catch (const InputError& e) {
     g.Fail("hardware", e.what());
   }
-  group.bundle = Resolve(base_dir, g.Get<std::string>("bundle"));
-  if (!fs::exists(fs::path(group.bundle) / "meta.yaml")) {
-    g.Fail("bundle", "no performance bundle (meta.yaml) at " + group.bundle);
+  // `analytic` (the default): fleetsim builds the bundle from its kernel model, cached.
+  group.bundle = g.GetOr<std::string>("bundle", "analytic");
+  if (group.bundle != "analytic") {
+    group.bundle = Resolve(base_dir, group.bundle);
+    if (!fs::exists(fs::path(group.bundle) / "meta.yaml")) {
+      g.Fail("bundle",
+             "no performance bundle (meta.yaml) at " + group.bundle + " (or say: analytic)");
+    }
   }
   group.engine.tensor_parallel_size = g.GetOr<int>("tp", 1);
   const int gpus_per_node = static_cast<int>(group.budget.hardware->gpus_per_node.value);

@@ -32,7 +32,7 @@ struct InstanceGroupConfig {
   std::string name;
   std::string model;
   std::string hardware;
-  std::string bundle;
+  std::string bundle;  // a bundle directory, or "analytic" (built and cached)
   int replicas = 1;
   EngineConfig engine;
   KvBudget budget;  // hardware filled by the loader

@@ -1,0 +1,197 @@
+#include "bundles/analytic_bundle.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include "core/input_error.h"
+#include "core/project_paths.h"
+#include "engine/engine_config.h"
+#include "engine/kv_cache_layout.h"
+#include "model/cache_shapes.h"
+#include "model/weight_count.h"
+#include "perf/analytic_kernels.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
+constexpr const char* kGeneratorVersion = "analytic-1";
+
+// About two points per octave from `from` to `to`: 1, 2, 3, 4, 6, 8, 12, 16, ...
+std::vector<int64_t> Grid(int64_t from, int64_t to) {
+  std::set<int64_t> points;
+  for (int64_t p = 1; p <= to; p *= 2) {
+    for (int64_t q : {p, p + p / 2}) {
+      if (q >= from && q <= to) points.insert(q);
+    }
+  }
+  points.insert(from);
+  points.insert(to);
+  return {points.begin(), points.end()};
+}
+
+std::string Us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", us);
+  return buf;
+}
+
+std::vector<std::string> DenseKernels(const ModelCard& card) {
+  std::vector<std::string> kernels{"embedding", "final_layernorm", "layernorm"};
+  if (card.CountLayers(LayerType::kFullAttention) > 0) {
+    for (const char* k : {"qkv_proj", "qk_norm", "rotary_emb", "o_proj"})
+      kernels.emplace_back(k);
+  }
+  if (card.CountMoeLayers() < card.NumLayers()) {
+    for (const char* k : {"gate_up_proj", "act_fn", "down_proj"})
+      kernels.emplace_back(k);
+  }
+  if (card.IsHybrid()) {
+    for (const char* k : {"gdn_in_proj", "gdn_glue", "gdn_norm", "gdn_out_proj"})
+      kernels.emplace_back(k);
+  }
+  return kernels;
+}
+
+void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir) {
+  fs::create_directories(dir);
+  const AnalyticKernels k(card, hardware, tp, /*split_kv=*/hardware.vendor == "nvidia");
+  const std::vector<int64_t> tokens = Grid(1, 16384);
+  {
+    std::ofstream out(dir / "dense.csv");
+    out << "layer,tokens,time_us\n";
+    for (const std::string& kernel : DenseKernels(card)) {
+      for (int64_t t : tokens) {
+        const double us = k.DenseUs(kernel, t);
+        if (us >= 0) out << kernel << ',' << t << ',' << Us(us) << '\n';
+      }
+    }
+  }
+  {
+    std::ofstream out(dir / "per_sequence.csv");
+    out << "layer,sequences,time_us\n";
+    for (const char* kernel : {"lm_head", "sampler"}) {
+      for (int64_t s : Grid(1, 4096))
+        out << kernel << ',' << s << ',' << Us(k.PerSequenceUs(kernel, s)) << '\n';
+    }
+  }
+  if (card.CountLayers(LayerType::kFullAttention) > 0) {
+    // Legacy layout, prefill-only and decode-only rows; a mixed step costs their sum.
+    std::ofstream out(dir / "attention.csv");
+    out << "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n";
+    const int64_t max_len = card.max_position_embeddings;
+    std::vector<int64_t> kvs = Grid(16, max_len);
+    kvs.insert(kvs.begin(), 0);
+    for (int64_t c : Grid(16, 16384)) {
+      for (int64_t kv : kvs)
+        out << c << ',' << kv << ",0,0," << Us(k.AttentionPrefillUs(c, kv)) << '\n';
+    }
+    for (int64_t n : Grid(1, 2048)) {
+      for (int64_t kv : Grid(16, max_len))
+        out << "0,0," << n << ',' << kv << ',' << Us(k.AttentionDecodeUs(n, kv)) << '\n';
+    }
+  }
+  if (card.IsHybrid()) {
+    std::ofstream out(dir / "linear_attention.csv");
+    out << "layer,prefill_tokens,n_decode,time_us\n";
+    std::vector<int64_t> prefill{0};
+    for (int64_t t : Grid(1, 256))
+      prefill.push_back(64 * t);  // whole 64-token scan chunks
+    std::vector<int64_t> decodes = Grid(1, 2048);
+    decodes.insert(decodes.begin(), 0);
+    for (const char* kernel : {"gdn_conv_prefill", "gdn_post_conv", "gdn_prefill",
+                               "gdn_conv_decode", "gdn_decode", "gdn_decode_mixed"}) {
+      for (int64_t t : prefill) {
+        for (int64_t n : decodes) {
+          if (t == 0 && n == 0) continue;
+          const double us = k.GdnUs(kernel, t, n);
+          if (us >= 0) out << kernel << ',' << t << ',' << n << ',' << Us(us) << '\n';
+        }
+      }
+    }
+  }
+  if (card.moe) {
+    std::ofstream out(dir / "moe.csv");
+    out << "tokens,activated_experts,time_us\n";
+    const int64_t experts = card.moe->num_experts;
+    for (int64_t t : tokens) {
+      for (int64_t a : Grid(card.moe->experts_per_token, experts)) {
+        if (a > t * card.moe->experts_per_token) continue;  // unreachable
+        out << t << ',' << a << ',' << Us(k.MoeUs(t, a)) << '\n';
+      }
+    }
+  }
+}
+
+InputError BuildError(std::string_view setting, const std::string& message) {
+  return OptionError("--tp", std::string(setting) + ": " + message);
+}
+
+}  // namespace
+
+std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& hardware) {
+  std::vector<int> tps;
+  for (int tp : {1, 2, 4, 8}) {
+    if (tp <= hardware.gpus_per_node.value && !CheckTensorParallel(card, tp)) tps.push_back(tp);
+  }
+  return tps;
+}
+
+void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
+                         const std::vector<int>& tps, const std::string& dir) {
+  const fs::path target(dir);
+  const fs::path staging = target.string() + ".tmp";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  std::ofstream meta(staging / "meta.yaml");
+  meta << "# Generated by fleetsim from its analytic kernel model; not measured.\n"
+       << "model: " << card.name << "\nhardware: " << hardware.name << "\n"
+       << "source: {kind: analytic, tool: fleetsim, generator: " << kGeneratorVersion
+       << ", model: roofline+occupancy, calibrated: false}\n"
+       << "gdn_layout: historical\ntp_degrees: [";
+  for (std::size_t i = 0; i < tps.size(); ++i)
+    meta << (i ? ", " : "") << tps[i];
+  meta << "]\nengine_resolved:\n  per_tp:\n";
+  for (int tp : tps) {
+    EngineConfig config;
+    config.tensor_parallel_size = tp;
+    const ResolvedEngineConfig engine =
+        ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), BuildError);
+    const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, BuildError);
+    const int64_t kv_bytes =
+        static_cast<int64_t>(static_cast<double>(hardware.UsableMemoryBytes()) * 0.9) -
+        CountWeights(card, tp).bytes_per_rank;
+    meta << "    " << tp << ": {block_size: " << layout.block_size
+         << ", attn_page_bytes_per_token: " << layout.attn_bytes_per_token_per_layer
+         << ", mamba_page_bytes: " << layout.mamba_page_bytes
+         << ", mamba_page_padded_bytes: " << layout.mamba_page_padded_bytes
+         << ", max_num_batched_tokens: " << engine.max_num_batched_tokens
+         << ", kv_cache_bytes: " << kv_bytes << "}\n";
+    WriteTp(card, hardware, tp, staging / ("tp" + std::to_string(tp)));
+  }
+  meta.close();
+  fs::remove_all(target);
+  fs::create_directories(target.parent_path());
+  fs::rename(staging, target);
+}
+
+std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
+  const char* cache = std::getenv("FLEETSIM_CACHE");
+  const fs::path dir = cache != nullptr && *cache != '\0'
+                           ? fs::path(cache) / "bundles" / card.name / hardware.name
+                           : ModelsDir() / card.name / "bundles" / hardware.name;
+  std::ifstream meta(dir / "meta.yaml");
+  std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
+  if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
+    WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), dir.string());
+  }
+  return dir.string();
+}
+
+}  // namespace fleetsim

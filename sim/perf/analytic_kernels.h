@@ -1,0 +1,72 @@
+// The analytic model of every kernel a serving step runs: a roofline (compute against
+// memory traffic) with occupancy, per GPU from the hardware catalog. Used to build
+// bundles for hardware nobody profiled (`fleetsim bundle build --source analytic`).
+//
+//   time = max(flops / (peak x compute efficiency), bytes / (bandwidth x memory efficiency))
+//          / occupancy + launch latency
+// Compute efficiency falls at small GEMM m (too few rows to fill the tensor cores):
+// eff(m) = gemm_efficiency x m / (m + gemm_half_m). Paged-attention decode parallelizes
+// over sequences x KV heads per rank x KV splits; against the GPU's compute units that is
+// its occupancy -- one sequence with 4 KV heads leaves a large GPU mostly idle unless the
+// backend splits the KV range (split-KV, a backend trait).
+//
+// The constants below are fleetsim's own defaults (at most four per kernel class); their
+// calibration against measured kernel tables is pending (see docs/BUNDLES.md).
+#pragma once
+
+#include <cstdint>
+
+#include "model/hardware.h"
+#include "model/model_card.h"
+
+namespace fleetsim {
+
+struct AnalyticConstants {
+  // GEMMs: fraction of dense peak reached by large GEMMs, and the m at which half of it is.
+  double gemm_efficiency = 0.75;
+  double gemm_half_m = 24;
+  // Memory-bound kernels: fraction of peak bandwidth streamed.
+  double memory_efficiency = 0.75;
+  // Fixed cost per kernel launch (eager mode), seconds.
+  double launch_s = 4e-6;
+  // Attention: fraction of peak in flash prefill; KV split granularity in decode (tokens).
+  double attention_efficiency = 0.45;
+  int64_t kv_split_tokens = 512;
+};
+
+class AnalyticKernels {
+ public:
+  AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp, bool split_kv,
+                  AnalyticConstants constants = {});
+
+  // Microseconds for `tokens` tokens (dense-table kernels), by bundle kernel name; a
+  // kernel the model does not have returns a negative value.
+  double DenseUs(const std::string& kernel, int64_t tokens) const;
+  // lm_head and sampler for `sequences` sampled sequences.
+  double PerSequenceUs(const std::string& kernel, int64_t sequences) const;
+  // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes
+  // over kv tokens each.
+  double AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const;
+  double AttentionDecodeUs(int64_t n, int64_t kv) const;
+  // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
+  // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes.
+  double GdnUs(const std::string& kernel, int64_t prefill_tokens, int64_t n_decode) const;
+  // The MoE block of one layer for `tokens` tokens reaching `activated` experts.
+  double MoeUs(int64_t tokens, int64_t activated) const;
+
+ private:
+  double Roofline(double flops, double bytes, double occupancy = 1.0) const;
+  double GemmUs(double m, double n, double k) const;
+  double ElementwiseUs(double bytes) const;
+
+  const ModelCard& card_;
+  int tp_;
+  bool split_kv_;
+  AnalyticConstants c_;
+  double peak_flops_;
+  double bandwidth_;
+  double compute_units_;
+  double act_bytes_;
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,147 @@
+#include "bundles/analytic_bundle.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/project_paths.h"
+#include "engine/engine_config.h"
+#include "engine/kv_cache_layout.h"
+#include "engine/test_models.h"
+#include "model/hardware.h"
+#include "perf/analytic_kernels.h"
+#include "perf/bundle.h"
+#include "perf/step_cost.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Card;
+using testing::SettingErrorFor;
+
+HardwareSpec Gpu(const std::string& name) {
+  return LoadHardware(HardwareCatalogDir(), name);
+}
+
+class ScratchDir {
+ public:
+  ScratchDir()
+      : path_(fs::temp_directory_path() / ("fleetsim-analytic-" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(AnalyticBundle, EveryShippedModelOnEveryCatalogGpuBuildsLoadsAndIsCovered) {
+  ScratchDir scratch;
+  for (const std::string& model : ModelCatalog(ModelsDir()).Names()) {
+    for (const std::string& gpu : HardwareNames(HardwareCatalogDir())) {
+      SCOPED_TRACE(model + " on " + gpu);
+      const ModelCard& card = Card(model);
+      const HardwareSpec hardware = Gpu(gpu);
+      const std::vector<int> tps = DefaultTpDegrees(card, hardware);
+      ASSERT_FALSE(tps.empty());
+      const std::string dir = scratch / (model + "-" + gpu);
+      WriteAnalyticBundle(card, hardware, tps, dir);
+      const Bundle bundle = LoadBundle(dir);
+      EXPECT_EQ(bundle.source, "analytic");
+      EXPECT_EQ(bundle.TpDegrees(), tps);
+      for (int tp : tps) {
+        // The recorded block size is what `fleetsim inspect` resolves at this TP.
+        EngineConfig config;
+        config.tensor_parallel_size = tp;
+        const KvCacheLayout layout = ResolveKvCacheLayout(
+            card, ResolveEngineConfig(card, config, std::nullopt, SettingErrorFor),
+            SettingErrorFor);
+        EXPECT_EQ(bundle.engine_resolved.at(tp).block_size, layout.block_size) << "tp " << tp;
+        // Covered: the step-cost model accepts it (it refuses a missing kernel).
+        EXPECT_NO_THROW(StepCostModel(card, bundle, tp, AllReduceModel{tp, 450e9, 1e-6}, 0));
+      }
+    }
+  }
+}
+
+TEST(AnalyticBundle, DefaultTpDegreesFitTheNodeAndDivideTheHeads) {
+  EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("H200-SXM")), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("RX-7900-XT")), (std::vector<int>{1, 2, 4}));
+}
+
+TEST(AnalyticKernels, CostsGrowWithWork) {
+  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1, true);
+  for (const char* kernel :
+       {"qkv_proj", "o_proj", "gate_up_proj", "down_proj", "gdn_in_proj", "layernorm"}) {
+    SCOPED_TRACE(kernel);
+    double last = 0;
+    for (int64_t t : {1, 16, 256, 4096, 16384}) {
+      const double us = k.DenseUs(kernel, t);
+      EXPECT_GE(us, last);
+      last = us;
+    }
+  }
+  EXPECT_LT(k.AttentionPrefillUs(1024, 0), k.AttentionPrefillUs(1024, 16384));
+  EXPECT_LT(k.AttentionDecodeUs(8, 1024), k.AttentionDecodeUs(8, 65536));
+  EXPECT_LT(k.DenseUs("qkv_proj", 4096), 1e6);
+  EXPECT_LT(k.DenseUs("no_such_kernel", 1), 0);
+}
+
+TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
+  const HardwareSpec h200 = Gpu("H200-SXM");
+  const AnalyticKernels k(Card("qwen3.8-27b"), h200, 1, true);
+  // down_proj at 16,384 tokens: 2 x 16384 x 5120 x 17408 flop.
+  const double flops = 2.0 * 16384 * 5120 * 17408;
+  const double achieved = flops / (k.DenseUs("down_proj", 16384) * 1e-6);
+  const double peak = h200.peak_flops.at("bf16").value;
+  EXPECT_GT(achieved / peak, 0.6);
+  EXPECT_LT(achieved / peak, 0.8);
+}
+
+TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
+  // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy without split-KV.
+  const ModelCard& card = Card("qwen3.8-27b");
+  const AnalyticKernels unsplit(card, Gpu("H200-SXM"), 1, false);
+  const AnalyticKernels split(card, Gpu("H200-SXM"), 1, true);
+  const double per_token_single = unsplit.AttentionDecodeUs(1, 32768);
+  const double per_token_batch = unsplit.AttentionDecodeUs(64, 32768) / 64;
+  EXPECT_GT(per_token_single, 5 * per_token_batch);
+  EXPECT_LT(split.AttentionDecodeUs(1, 32768), per_token_single / 5);
+}
+
+TEST(AnalyticKernels, GdnRegimeKernelsRunOnlyInTheirRegime) {
+  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1, true);
+  EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 0), 0);
+  EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 8), 0);
+  EXPECT_LT(k.GdnUs("gdn_decode", 1024, 8), 0);  // not in a mixed step
+  EXPECT_GT(k.GdnUs("gdn_decode_mixed", 1024, 8), 0);
+  EXPECT_LT(k.GdnUs("gdn_decode_mixed", 0, 8), 0);  // not in a decode-only step
+  EXPECT_GT(k.GdnUs("gdn_decode", 0, 8), 0);
+  EXPECT_LT(k.GdnUs("gdn_conv_prefill", 0, 8), 0);
+  // The recurrent decode moves each sequence's fp32 state twice: it grows with sequences.
+  EXPECT_LT(k.GdnUs("gdn_decode", 0, 1), k.GdnUs("gdn_decode", 0, 256));
+}
+
+TEST(AnalyticBundle, CachedBundleIsBuiltOnceAndRebuiltWhenStale) {
+  ScratchDir scratch;
+  ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
+  const std::string dir = CachedAnalyticBundle(Card("llama-3.1-8b"), Gpu("RTX-4090"));
+  ::unsetenv("FLEETSIM_CACHE");
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "meta.yaml"));
+  const auto built = fs::last_write_time(fs::path(dir) / "meta.yaml");
+  ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
+  EXPECT_EQ(CachedAnalyticBundle(Card("llama-3.1-8b"), Gpu("RTX-4090")), dir);
+  EXPECT_EQ(fs::last_write_time(fs::path(dir) / "meta.yaml"), built);  // reused
+  std::ofstream(fs::path(dir) / "meta.yaml") << "source: {kind: analytic, generator: old}\n";
+  CachedAnalyticBundle(Card("llama-3.1-8b"), Gpu("RTX-4090"));
+  ::unsetenv("FLEETSIM_CACHE");
+  EXPECT_EQ(LoadBundle(dir).TpDegrees(), (std::vector<int>{1, 2, 4, 8}));  // rebuilt
+}
+
+}  // namespace
+}  // namespace fleetsim
