@@ -34,6 +34,38 @@ struct AnalyticConstants {
   int64_t kv_split_tokens = 512;
 };
 
+// Kernels by explicit shape, for one GPU: what the card-level model below is built on,
+// and what calibration and comparison against measured kernel tables evaluate.
+class KernelRoofline {
+ public:
+  KernelRoofline(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
+                 AnalyticConstants constants = {});
+
+  double GemmUs(double m, double n, double k) const;
+  double ElementwiseUs(double bytes) const;
+  double RooflineUs(double flops, double bytes, double occupancy = 1.0) const;
+  // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
+  double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
+                            double kv_heads, double head_dim) const;
+  // `batch` decodes over `kv` cached tokens each.
+  double AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
+                           double head_dim) const;
+  // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
+  double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
+               double shared_inter) const;
+
+  const AnalyticConstants& constants() const { return c_; }
+  double compute_units() const { return compute_units_; }
+
+ private:
+  AnalyticConstants c_;
+  bool split_kv_;
+  double peak_flops_;
+  double bandwidth_;
+  double compute_units_;
+  double act_bytes_;
+};
+
 class AnalyticKernels {
  public:
   AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp, bool split_kv,
@@ -55,17 +87,9 @@ class AnalyticKernels {
   double MoeUs(int64_t tokens, int64_t activated) const;
 
  private:
-  double Roofline(double flops, double bytes, double occupancy = 1.0) const;
-  double GemmUs(double m, double n, double k) const;
-  double ElementwiseUs(double bytes) const;
-
   const ModelCard& card_;
   int tp_;
-  bool split_kv_;
-  AnalyticConstants c_;
-  double peak_flops_;
-  double bandwidth_;
-  double compute_units_;
+  KernelRoofline r_;
   double act_bytes_;
 };
 
