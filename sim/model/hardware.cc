@@ -10,13 +10,50 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::string ReadSource(const YamlSection& item) {
+  std::string source = item.Get<std::string>("source");
+  if (source.empty()) item.Fail("source", "must name where the figure comes from");
+  return source;
+}
+
 SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
   const YamlSection item = parent.Child(key);
   item.RejectUnknownKeys({"value", "source", "kind"});
-  SourcedValue out{item.Get<double>("value"), item.Get<std::string>("source")};
+  SourcedValue out{item.Get<double>("value"), ReadSource(item)};
   if (out.value <= 0) item.Fail("value", "must be positive");
-  if (out.source.empty()) item.Fail("source", "must name where the figure comes from");
   return out;
+}
+
+AttentionBackendSpec ReadAttentionBackend(const YamlSection& doc) {
+  if (!doc.Has("attention_backend")) {
+    doc.Fail("attention_backend",
+             "missing required section (name, supported_block_sizes, split_kv_decode)");
+  }
+  const YamlSection backend = doc.Child("attention_backend");
+  backend.RejectUnknownKeys({"name", "supported_block_sizes", "split_kv_decode"});
+  AttentionBackendSpec spec;
+  spec.name = backend.Get<std::string>("name");
+  if (spec.name.empty()) backend.Fail("name", "must name vLLM's attention backend");
+
+  const YamlSection sizes = backend.Child("supported_block_sizes");
+  sizes.RejectUnknownKeys({"value", "source"});
+  spec.supported_block_sizes = sizes.GetList<int>("value");
+  if (spec.supported_block_sizes.empty()) {
+    sizes.Fail("value", "must list the backend's kernel block sizes, e.g. [16, 32, 64]");
+  }
+  for (std::size_t i = 0; i < spec.supported_block_sizes.size(); ++i) {
+    if (spec.supported_block_sizes[i] <= 0) sizes.Fail("value", "block sizes must be positive");
+    if (i > 0 && spec.supported_block_sizes[i] <= spec.supported_block_sizes[i - 1]) {
+      sizes.Fail("value", "block sizes must be listed in ascending order, without repeats");
+    }
+  }
+  spec.block_sizes_source = ReadSource(sizes);
+
+  const YamlSection split = backend.Child("split_kv_decode");
+  split.RejectUnknownKeys({"value", "source"});
+  spec.split_kv_decode = split.Get<bool>("value");
+  spec.split_kv_source = ReadSource(split);
+  return spec;
 }
 
 LinkSpec ReadLink(const YamlSection& node, std::string_view key, bool intra) {
@@ -47,11 +84,17 @@ int64_t HardwareSpec::UsableMemoryBytes() const {
                                                    : memory_bytes.value);
 }
 
+int AttentionBackendSpec::MinBlockSize() const {
+  return supported_block_sizes.empty()
+             ? 0
+             : *std::min_element(supported_block_sizes.begin(), supported_block_sizes.end());
+}
+
 HardwareSpec LoadHardwareFile(const std::string& path) {
   const YamlSection doc = LoadYamlFile(path);
   doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",
                          "memory_bandwidth_bytes_per_s", "peak_flops", "compute_units",
-                         "l2_cache_bytes", "node"});
+                         "l2_cache_bytes", "node", "attention_backend", "price_per_gpu_hour_usd"});
   HardwareSpec spec;
   spec.file = path;
   spec.name = doc.Get<std::string>("name");
@@ -81,6 +124,12 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
   spec.gpus_per_node = ReadSourced(node, "gpus_per_node");
   spec.intra_node = ReadLink(node, "intra_node", true);
   spec.inter_node = ReadLink(node, "inter_node", false);
+  spec.attention_backend = ReadAttentionBackend(doc);
+  if (!doc.Has("price_per_gpu_hour_usd")) {
+    doc.Fail("price_per_gpu_hour_usd",
+             "missing required figure (an on-demand price per GPU-hour, with its source)");
+  }
+  spec.price_per_gpu_hour_usd = ReadSourced(doc, "price_per_gpu_hour_usd");
   return spec;
 }
 

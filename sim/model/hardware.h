@@ -3,6 +3,7 @@
 //
 //   HardwareSpec h200 = LoadHardware(ProjectRoot() / "cluster_configs/hardware", "H200-SXM");
 //   h200.UsableMemoryBytes();  // what vLLM multiplies by gpu_memory_utilization
+//   h200.attention_backend.MinBlockSize();  // 16: the hybrid block-size alignment base
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,20 @@ struct LinkSpec {
   SourcedValue latency_s;
 };
 
+// The attention backend vLLM selects on this GPU when none is forced, and the two of its
+// properties fleetsim uses: the kernel block sizes (the hybrid block size is aligned to the
+// smallest) and whether decode splits one sequence's KV range across thread blocks.
+struct AttentionBackendSpec {
+  std::string name;                        // vLLM's backend name: FLASH_ATTN, FLASHINFER, ...
+  std::vector<int> supported_block_sizes;  // get_supported_kernel_block_sizes(), ascending
+  std::string block_sizes_source;
+  bool split_kv_decode = false;  // split-KV ("flash-decoding") decode kernel
+  std::string split_kv_source;
+
+  // The smallest supported kernel block size; 0 when none is listed.
+  int MinBlockSize() const;
+};
+
 struct HardwareSpec {
   std::string name;
   std::string vendor;
@@ -42,6 +57,8 @@ struct HardwareSpec {
   SourcedValue gpus_per_node;
   LinkSpec intra_node;
   LinkSpec inter_node;
+  AttentionBackendSpec attention_backend;
+  SourcedValue price_per_gpu_hour_usd;  // on-demand list price; users edit it for their own
 
   // The device total the driver reports when the catalog has it, else the datasheet size.
   int64_t UsableMemoryBytes() const;

@@ -1,5 +1,10 @@
 #include "model/hardware.h"
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "core/input_error.h"
@@ -13,6 +18,48 @@ namespace {
 using testing::CatchInputError;
 using testing::Mentions;
 using testing::TempFile;
+
+// A complete, valid catalog entry named X. `omit` drops one top-level section; `block_sizes`
+// replaces the attention backend's kernel block sizes.
+std::string CatalogYaml(const std::string& omit = "",
+                        const std::string& block_sizes = "[16, 32, 64]") {
+  const std::vector<std::pair<std::string, std::string>> sections{
+      {"name", "name: X\n"},
+      {"vendor", "vendor: nvidia\n"},
+      {"product", "product: x\n"},
+      {"memory_bytes", "memory_bytes: {value: 1e9, source: s}\n"},
+      {"memory_bandwidth_bytes_per_s", "memory_bandwidth_bytes_per_s: {value: 1e12, source: s}\n"},
+      {"peak_flops", "peak_flops:\n  bf16: {value: 1e14, source: s}\n"},
+      {"compute_units", "compute_units: {value: 100, kind: SM, source: s}\n"},
+      {"l2_cache_bytes", "l2_cache_bytes: {value: 1e6, source: s}\n"},
+      {"node",
+       "node:\n"
+       "  gpus_per_node: {value: 8, source: s}\n"
+       "  intra_node: {kind: nvlink4, topology: switch, bandwidth_bytes_per_s: {value: 1e11, "
+       "source: s}, latency_s: {value: 1e-6, source: s}}\n"
+       "  inter_node: {kind: ib, bandwidth_bytes_per_s: {value: 1e10, source: s}, latency_s: "
+       "{value: 1e-6, source: s}}\n"},
+      {"attention_backend",
+       "attention_backend:\n"
+       "  name: FLASH_ATTN\n"
+       "  supported_block_sizes: {value: " +
+           block_sizes +
+           ", source: s}\n"
+           "  split_kv_decode: {value: true, source: s}\n"},
+      {"price_per_gpu_hour_usd", "price_per_gpu_hour_usd: {value: 2.5, source: s}\n"},
+  };
+  std::string yaml;
+  for (const auto& [key, text] : sections) {
+    if (key != omit) yaml += text;
+  }
+  return yaml;
+}
+
+// The 1-based line on which `text` first appears in `yaml`.
+int LineOf(const std::string& yaml, const std::string& text) {
+  const std::string before = yaml.substr(0, yaml.find(text));
+  return 1 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+}
 
 TEST(Hardware, CatalogHoldsTheFirstEightGpus) {
   const std::vector<std::string> expected{"A100-SXM-80GB", "B200",      "H100-SXM",
@@ -41,6 +88,83 @@ TEST(Hardware, EveryEntryLoadsWithSourcedPositiveFigures) {
     // Tensor parallelism stays inside a node: a node holds at least one TP-8 group or less.
     EXPECT_GE(spec.gpus_per_node.value, 1);
   }
+}
+
+TEST(Hardware, EveryEntryNamesItsAttentionBackendAndPrice) {
+  for (const std::string& name : HardwareNames(HardwareCatalogDir())) {
+    SCOPED_TRACE(name);
+    const HardwareSpec spec = LoadHardware(HardwareCatalogDir(), name);
+    const AttentionBackendSpec& backend = spec.attention_backend;
+    EXPECT_FALSE(backend.name.empty());
+    const std::vector<int>& sizes = backend.supported_block_sizes;
+    ASSERT_FALSE(sizes.empty());
+    EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
+    EXPECT_TRUE(std::all_of(sizes.begin(), sizes.end(), [](int size) { return size > 0; }));
+    // FlashAttention, FlashInfer and vLLM's ROCm backends all align hybrid blocks to 16.
+    EXPECT_EQ(backend.MinBlockSize(), 16);
+    EXPECT_FALSE(backend.block_sizes_source.empty());
+    EXPECT_FALSE(backend.split_kv_source.empty());
+    EXPECT_GT(spec.price_per_gpu_hour_usd.value, 0);
+    EXPECT_FALSE(spec.price_per_gpu_hour_usd.source.empty());
+  }
+}
+
+TEST(Hardware, DefaultAttentionBackends) {
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "H100-SXM").attention_backend.name, "FLASH_ATTN");
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "B200").attention_backend.name, "FLASHINFER");
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").attention_backend.name, "ROCM_ATTN");
+}
+
+TEST(Hardware, MinBlockSizeIsTheSmallestListedSize) {
+  AttentionBackendSpec backend;
+  EXPECT_EQ(backend.MinBlockSize(), 0);
+  backend.supported_block_sizes = {32, 64, 128};
+  EXPECT_EQ(backend.MinBlockSize(), 32);
+}
+
+TEST(Hardware, CompleteEntryLoads) {
+  TempFile file("X.yaml", CatalogYaml());
+  const HardwareSpec spec = LoadHardwareFile(file.path());
+  EXPECT_EQ(spec.attention_backend.name, "FLASH_ATTN");
+  EXPECT_EQ(spec.attention_backend.supported_block_sizes, (std::vector<int>{16, 32, 64}));
+  EXPECT_TRUE(spec.attention_backend.split_kv_decode);
+  EXPECT_DOUBLE_EQ(spec.price_per_gpu_hour_usd.value, 2.5);
+}
+
+TEST(Hardware, MissingAttentionBackendIsRefusedWithItsLineAndKey) {
+  TempFile file("X.yaml", CatalogYaml("attention_backend"));
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.field(), "attention_backend");
+  EXPECT_EQ(e.line(), 1);  // an absent key is reported at the start of its section
+  EXPECT_TRUE(Mentions(e, "X.yaml"));
+  EXPECT_TRUE(Mentions(e, "missing"));
+}
+
+TEST(Hardware, MissingPriceIsRefusedWithItsKey) {
+  TempFile file("X.yaml", CatalogYaml("price_per_gpu_hour_usd"));
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.field(), "price_per_gpu_hour_usd");
+  EXPECT_TRUE(Mentions(e, "missing"));
+}
+
+TEST(Hardware, UnsortedOrEmptyBlockSizesAreRefusedWithTheirLine) {
+  for (const std::string& sizes : {std::string("[32, 16]"), std::string("[16, 16]"),
+                                   std::string("[0, 16]"), std::string("[]")}) {
+    SCOPED_TRACE(sizes);
+    const std::string yaml = CatalogYaml("", sizes);
+    TempFile file("X.yaml", yaml);
+    const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+    EXPECT_EQ(e.field(), "attention_backend.supported_block_sizes.value");
+    EXPECT_EQ(e.line(), LineOf(yaml, "supported_block_sizes"));
+  }
+}
+
+TEST(Hardware, BlockSizesMustBeIntegers) {
+  const std::string yaml = CatalogYaml("", "[16, 32.5]");
+  TempFile file("X.yaml", yaml);
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.field(), "attention_backend.supported_block_sizes.value[1]");
+  EXPECT_EQ(e.line(), LineOf(yaml, "supported_block_sizes"));
 }
 
 TEST(Hardware, KnownHeadlineFigures) {
