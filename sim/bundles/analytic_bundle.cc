@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-1";
+constexpr const char* kGeneratorVersion = "analytic-2";
 
 // About two points per octave from `from` to `to`: 1, 2, 3, 4, 6, 8, 12, 16, ...
 std::vector<int64_t> Grid(int64_t from, int64_t to) {
@@ -61,7 +61,7 @@ std::vector<std::string> DenseKernels(const ModelCard& card) {
 
 void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir) {
   fs::create_directories(dir);
-  const AnalyticKernels k(card, hardware, tp, /*split_kv=*/hardware.vendor == "nvidia");
+  const AnalyticKernels k(card, hardware, tp, hardware.attention_backend.split_kv_decode);
   const std::vector<int64_t> tokens = Grid(1, 16384);
   {
     std::ofstream out(dir / "dense.csv");
