@@ -1,13 +1,18 @@
 #include "app/bundle_command.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "bundles/analytic_bundle.h"
 #include "core/input_error.h"
+#include "core/json_writer.h"
 #include "core/project_paths.h"
 #include "model/hardware.h"
 #include "model/model_catalog.h"
+#include "perf/bundle.h"
+#include "perf/bundle_compare.h"
+#include "perf/step_cost.h"
 
 namespace fleetsim {
 namespace {
@@ -46,6 +51,108 @@ void Build(const BuildOptions& options) {
   std::cout << ")\n";
 }
 
+struct CompareOptions {
+  std::string candidate;
+  std::string reference;
+  bool json = false;
+};
+
+void JsonError(JsonWriter& json, const KernelError& e) {
+  json.BeginObject();
+  json.Field("tp", e.tp);
+  json.Field("kind", e.kind);
+  json.Field("kernel", e.kernel);
+  json.Field("cells", e.cells);
+  json.Field("mape", e.mape);
+  json.Field("bias", e.bias);
+  json.Key("worst");
+  json.BeginArray();
+  for (const CellError& c : e.worst) {
+    json.BeginObject();
+    json.Field("at", c.where);
+    json.Field("candidate_us", c.candidate_us);
+    json.Field("reference_us", c.reference_us);
+    json.Field("error", c.error);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+void Compare(const CompareOptions& options) {
+  const BundleComparison c =
+      CompareBundles(LoadBundle(options.candidate), LoadBundle(options.reference));
+  if (c.kinds.empty()) {
+    throw OptionError("B", "the bundles share no TP degree and kernel to compare");
+  }
+  if (options.json) {
+    JsonWriter json(std::cout);
+    json.BeginObject();
+    json.Field("candidate", options.candidate);
+    json.Field("reference", options.reference);
+    for (const auto* list : {&c.kinds, &c.kernels}) {
+      json.Key(list == &c.kinds ? "kinds" : "kernels");
+      json.BeginArray();
+      for (const KernelError& e : *list)
+        JsonError(json, e);
+      json.EndArray();
+    }
+    json.Key("only_in_reference");
+    json.BeginArray();
+    for (const std::string& k : c.only_in_reference)
+      json.Value(k);
+    json.EndArray();
+    json.EndObject();
+    return;
+  }
+  std::printf("%-4s %-18s %-20s %7s %8s %8s  %s\n", "tp", "kind", "kernel", "cells", "MAPE", "bias",
+              "worst cell (A vs B us)");
+  for (const auto* list : {&c.kinds, &c.kernels}) {
+    for (const KernelError& e : *list) {
+      std::string worst;
+      if (!e.worst.empty()) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s %.1f vs %.1f", e.worst[0].where.c_str(),
+                      e.worst[0].candidate_us, e.worst[0].reference_us);
+        worst = buf;
+      }
+      std::printf("%-4d %-18s %-20s %7lld %7.1f%% %+7.1f%%  %s\n", e.tp, e.kind.c_str(),
+                  e.kernel.c_str(), static_cast<long long>(e.cells), 100 * e.mape, 100 * e.bias,
+                  worst.c_str());
+    }
+    if (list == &c.kinds) std::printf("\n");
+  }
+  for (const std::string& k : c.only_in_reference)
+    std::printf("not in A: %s\n", k.c_str());
+}
+
+struct CoverageOptions {
+  std::string bundle;
+  std::string model;
+};
+
+void ReportCoverage(const CoverageOptions& options) {
+  const ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
+  const Bundle bundle = LoadBundle(options.bundle);
+  std::string missing;
+  for (int tp : bundle.TpDegrees()) {
+    std::printf("tp%d\n", tp);
+    for (const CoverageRow& row : Coverage(card, bundle.ForTp(tp))) {
+      std::printf(
+          "  %-17s %-8s %-22s %s\n", row.block.c_str(), row.regime.c_str(), row.kernel.c_str(),
+          row.covered ? "covered" : (row.required ? "MISSING (required)" : "absent (not charged)"));
+      if (row.required && !row.covered) {
+        missing += (missing.empty() ? "" : ", ") + std::string("tp") + std::to_string(tp) + " " +
+                   row.block + "/" + row.kernel;
+      }
+    }
+  }
+  if (!missing.empty()) {
+    throw InputError(options.bundle, 0, "", "does not cover " + card.name + ": missing " + missing);
+  }
+  std::printf("covered: every kernel %s needs is in the bundle\n", card.name.c_str());
+}
+
 }  // namespace
 
 void AddBundleCommand(CLI::App& app) {
@@ -66,6 +173,28 @@ void AddBundleCommand(CLI::App& app) {
   build->add_option("--out", options->out,
                     "Bundle directory (default: models/<model>/bundles/<hardware>/)");
   build->callback([options]() { Build(*options); });
+
+  auto compare = std::make_shared<CompareOptions>();
+  CLI::App* cmp = bundle->add_subcommand("compare",
+                                         "How far bundle A is from reference bundle B: per kernel "
+                                         "and regime, MAPE, bias, worst cells");
+  cmp->add_option("A", compare->candidate, "The bundle to judge")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmp->add_option("B", compare->reference, "The reference (e.g. a measured bundle)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cmp->add_flag("--json", compare->json, "Machine-readable output");
+  cmp->callback([compare]() { Compare(*compare); });
+
+  auto coverage = std::make_shared<CoverageOptions>();
+  CLI::App* cov = bundle->add_subcommand(
+      "coverage", "Which kernels a bundle covers for a model, per block type and batch regime");
+  cov->add_option("bundle", coverage->bundle, "Bundle directory")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  cov->add_option("--model", coverage->model, "Model card name or config.json path")->required();
+  cov->callback([coverage]() { ReportCoverage(*coverage); });
 }
 
 }  // namespace fleetsim

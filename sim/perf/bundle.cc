@@ -129,6 +129,17 @@ std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& fi
       decode[kernel].push_back({{n}, us});
     }
   }
+  // The packed operator replaces the historical regime kernels; a bundle is one or the other.
+  std::set<std::string> names;
+  for (const auto* regime : {&prefill, &decode, &mixed}) {
+    for (const auto& [kernel, points] : *regime)
+      names.insert(kernel);
+  }
+  if (names.contains("gdn_core") && names.size() > 1) {
+    throw InputError(
+        file, 0, "gdn_core",
+        "mixes the packed gdn_core layout with historical regime kernels; a bundle uses one");
+  }
   std::map<std::string, GdnKernelTables> kernels;
   for (auto& [kernel, points] : prefill)
     kernels[kernel].prefill = Grid(InScanChunks(points), 1, file, kernel);
@@ -169,7 +180,7 @@ GridTable ReadMoe(const std::string& file) {
       if (table.IsSet({t, e})) {
         last = table.At({t, e});
       } else if (last) {
-        table.Set({t, e}, *last);
+        table.Fill({t, e}, *last);
       }
     }
   }

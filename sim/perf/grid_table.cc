@@ -21,6 +21,7 @@ GridTable::GridTable(std::vector<std::vector<double>> axes) : axes_(std::move(ax
   }
   values_.assign(size, 0.0);
   set_.assign(size, false);
+  measured_.assign(size, false);
 }
 
 std::size_t GridTable::Flatten(const std::vector<std::size_t>& index) const {
@@ -33,6 +34,19 @@ std::size_t GridTable::Flatten(const std::vector<std::size_t>& index) const {
 void GridTable::Set(const std::vector<std::size_t>& index, double value) {
   values_[Flatten(index)] = value;
   set_[Flatten(index)] = true;
+  measured_[Flatten(index)] = true;
+}
+
+void GridTable::Fill(const std::vector<std::size_t>& index, double value) {
+  values_[Flatten(index)] = value;
+  set_[Flatten(index)] = true;
+}
+
+std::vector<double> GridTable::PointAt(std::size_t flat) const {
+  std::vector<double> point(axes_.size());
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    point[i] = axes_[i][flat / strides_[i] % axes_[i].size()];
+  return point;
 }
 
 bool GridTable::IsSet(const std::vector<std::size_t>& index) const {

@@ -27,7 +27,15 @@ class GridTable {
 
   // Sets the value at grid indices `index` (one per axis).
   void Set(const std::vector<std::size_t>& index, double value);
+  // Sets a value that was derived, not measured.
+  void Fill(const std::vector<std::size_t>& index, double value);
   bool IsSet(const std::vector<std::size_t>& index) const;
+  // Set from a table row, as opposed to filled in by FillHoles.
+  bool IsMeasured(std::size_t flat) const { return measured_[flat]; }
+  std::size_t size() const { return values_.size(); }
+  // The coordinates and value of the grid point with flat index `flat`.
+  std::vector<double> PointAt(std::size_t flat) const;
+  double ValueAt(std::size_t flat) const { return values_[flat]; }
   double At(const std::vector<std::size_t>& index) const;
   // The first grid point without a value, as "(x, y, ...)", or "" when complete.
   std::string FirstMissingPoint() const;
@@ -48,6 +56,7 @@ class GridTable {
   std::vector<std::size_t> strides_;
   std::vector<double> values_;
   std::vector<bool> set_;
+  std::vector<bool> measured_;
   mutable int64_t out_of_grid_ = 0;
 };
 

@@ -52,6 +52,51 @@ void Require(bool present, const Bundle& bundle, const std::string& what, const 
 
 }  // namespace
 
+std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables) {
+  std::vector<CoverageRow> rows;
+  auto dense = [&](const char* block, const auto& specs) {
+    for (const KernelSpec& spec : specs) {
+      rows.push_back({block, "all", spec.name, spec.required, tables.dense.contains(spec.name)});
+    }
+  };
+  dense("head",
+        std::initializer_list<KernelSpec>{{"embedding", 1, true}, {"final_layernorm", 1, true}});
+  rows.push_back({"head", "all", "lm_head", true, tables.per_sequence.contains("lm_head")});
+  rows.push_back({"head", "all", "sampler", false, tables.per_sequence.contains("sampler")});
+  if (card.CountLayers(LayerType::kFullAttention) > 0) {
+    dense("full_attention", kFullAttentionKernels);
+    rows.push_back(
+        {"full_attention", "prefill", "attention", true, !tables.attention.prefill.empty()});
+    rows.push_back(
+        {"full_attention", "decode", "attention", true, !tables.attention.decode.empty()});
+    rows.push_back({"full_attention", "mixed", "attention", true,
+                    !tables.attention.mixed.empty() ||
+                        (!tables.attention.prefill.empty() && !tables.attention.decode.empty())});
+  }
+  if (card.IsHybrid()) {
+    dense("linear_attention", kGdnKernels);
+    bool any[3] = {false, false, false};
+    for (const auto& [kernel, t] : tables.linear_attention) {
+      const GridTable* regimes[3] = {&t.prefill, &t.decode, &t.mixed};
+      const char* names[3] = {"prefill", "decode", "mixed"};
+      for (int r = 0; r < 3; ++r) {
+        if (regimes[r]->empty()) continue;
+        rows.push_back({"linear_attention", names[r], kernel, false, true});
+        any[r] = true;
+      }
+    }
+    for (int r = 0; r < 3; ++r) {
+      const char* names[3] = {"prefill", "decode", "mixed"};
+      if (!any[r])
+        rows.push_back({"linear_attention", names[r], "(any regime kernel)", true, false});
+    }
+  }
+  if (card.CountMoeLayers() < card.NumLayers()) dense("mlp", kMlpKernels);
+  if (card.CountMoeLayers() > 0)
+    rows.push_back({"moe", "all", "moe", true, tables.moe.has_value()});
+  return rows;
+}
+
 StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp,
                              AllReduceModel allreduce, int64_t step_overhead_ns)
     : tables_(bundle.ForTp(tp)),

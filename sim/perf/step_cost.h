@@ -33,6 +33,17 @@ struct StepCost {
   int64_t allreduce_bytes = 0;  // each
 };
 
+// Which kernels a bundle covers for a model, per block type and batch regime: the rows
+// `fleetsim bundle coverage` prints, from the same lists StepCostModel enforces.
+struct CoverageRow {
+  std::string block;   // full_attention, linear_attention, mlp, moe, head
+  std::string regime;  // prefill, decode, mixed, or "all" for regime-free kernels
+  std::string kernel;
+  bool required = false;
+  bool covered = false;
+};
+std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables);
+
 class StepCostModel {
  public:
   StepCostModel(const ModelCard& card, const Bundle& bundle, int tp, AllReduceModel allreduce,

@@ -1,0 +1,109 @@
+#include "perf/bundle_compare.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/input_error.h"
+#include "core/project_paths.h"
+#include "model/model_catalog.h"
+#include "perf/step_cost.h"
+#include "perf/synthetic_bundle.h"
+#include "support/input_error.h"
+#include "support/run_command.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::SyntheticBundle;
+
+// Multiplies every time_us of one table file by `factor`.
+void Scale(const std::string& file, double factor) {
+  std::ifstream in(file);
+  std::string header, line, out;
+  std::getline(in, header);
+  out = header + "\n";
+  while (std::getline(in, line)) {
+    const auto comma = line.rfind(',');
+    std::ostringstream value;
+    value << std::stod(line.substr(comma + 1)) * factor;
+    out += line.substr(0, comma + 1) + value.str() + "\n";
+  }
+  std::ofstream(file) << out;
+}
+
+TEST(BundleCompare, ABundleAgainstItselfHasNoError) {
+  SyntheticBundle b;
+  testing::WriteHybridBundle(b, {1});
+  const Bundle bundle = LoadBundle(b.dir());
+  const BundleComparison c = CompareBundles(bundle, bundle);
+  ASSERT_FALSE(c.kinds.empty());
+  for (const KernelError& e : c.kernels) {
+    EXPECT_GT(e.cells, 0) << e.kernel;
+    EXPECT_NEAR(e.mape, 0, 1e-12) << e.kernel;
+  }
+  EXPECT_TRUE(c.only_in_reference.empty());
+}
+
+TEST(BundleCompare, MeasuresAScaledKernelExactlyAndNamesWhatIsMissing) {
+  SyntheticBundle reference, candidate;
+  testing::WriteHybridBundle(reference, {1});
+  testing::WriteHybridBundle(candidate, {1});
+  Scale(candidate.dir() + "/tp1/per_sequence.csv", 1.1);
+  const BundleComparison c =
+      CompareBundles(LoadBundle(candidate.dir()), LoadBundle(reference.dir()));
+  for (const KernelError& e : c.kernels) {
+    if (e.kind == "per_sequence") {
+      EXPECT_NEAR(e.mape, 0.10, 1e-6) << e.kernel;
+      EXPECT_NEAR(e.bias, 0.10, 1e-6) << e.kernel;
+    } else {
+      EXPECT_NEAR(e.mape, 0, 1e-9) << e.kernel;
+    }
+  }
+  // A candidate without GDN kernels: named as missing, not silently skipped.
+  SyntheticBundle dense;
+  testing::WriteDenseBundle(dense);
+  const BundleComparison d = CompareBundles(LoadBundle(dense.dir()), LoadBundle(reference.dir()));
+  EXPECT_FALSE(d.only_in_reference.empty());
+}
+
+TEST(Coverage, ReportsPerBlockAndRegimeAndFindsWhatIsMissing) {
+  const ModelCard card = ModelCatalog(ModelsDir()).Load("qwen3.8-27b");
+  SyntheticBundle hybrid, dense;
+  testing::WriteHybridBundle(hybrid, {1});
+  testing::WriteDenseBundle(dense);
+  auto missing = [&](const std::string& dir) {
+    std::vector<std::string> out;
+    for (const CoverageRow& row : Coverage(card, LoadBundle(dir).ForTp(1))) {
+      if (row.required && !row.covered)
+        out.push_back(row.block + "/" + row.regime + "/" + row.kernel);
+    }
+    return out;
+  };
+  EXPECT_TRUE(missing(hybrid.dir()).empty());
+  const auto gaps = missing(dense.dir());
+  EXPECT_NE(std::find(gaps.begin(), gaps.end(), "linear_attention/all/gdn_in_proj"), gaps.end());
+  EXPECT_NE(std::find(gaps.begin(), gaps.end(), "linear_attention/decode/(any regime kernel)"),
+            gaps.end());
+  // The CLI refuses it in one line, exit 2.
+  const auto r = testing::RunFleetsim("bundle coverage " + dense.dir() + " --model qwen3.8-27b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+  EXPECT_EQ(
+      testing::RunFleetsim("bundle coverage " + hybrid.dir() + " --model qwen3.8-27b").exit_code,
+      0);
+}
+
+TEST(Coverage, PackedAndHistoricalGdnLayoutsAreNeverMixed) {
+  SyntheticBundle b;
+  testing::WriteHybridBundle(b, {1});
+  std::ofstream(b.dir() + "/tp1/linear_attention.csv", std::ios::app) << "gdn_core,64,0,5\n";
+  const InputError e = testing::CatchInputError([&] { LoadBundle(b.dir()); });
+  EXPECT_EQ(e.field(), "gdn_core");
+}
+
+}  // namespace
+}  // namespace fleetsim
