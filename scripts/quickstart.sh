@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # README command (a): install what is missing, build, and run the main job on the
-# bundled default: `fleetsim inspect` of the 27B hybrid on an H200 with prefix caching,
-# then -- where ../shared/data holds the measured bundle it needs -- `fleetsim run` of
-# the one-GPU example cluster on a real vLLM run's 300 requests.
+# bundled default: `fleetsim run` of the 27B hybrid on one RTX PRO 6000 with prefix
+# caching (cluster_configs/single_node_hybrid_instance.yaml), serving the shipped
+# example trace, on fleetsim's analytic bundle (built and cached on first use) -- then
+# `fleetsim inspect` of the same model's cache arithmetic on an H200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,16 +14,9 @@ if ! scripts/build.sh >build/quickstart-build.log 2>&1; then
   echo "quickstart: build failed (log above)" >&2
   exit 1
 fi
+mkdir -p runs/out
+echo "+ build/sim/fleetsim run --output runs/out/quickstart.h5"
+build/sim/fleetsim run --output runs/out/quickstart.h5
+echo
 echo "+ build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM"
 build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM
-
-trace=../shared/data/traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B/requests.jsonl
-if [[ -f "$trace" ]]; then
-  mkdir -p runs/out
-  echo
-  echo "+ build/sim/fleetsim run --cluster cluster_configs/single_node_single_instance.yaml --workload $trace --output runs/out/quickstart.h5"
-  build/sim/fleetsim run --cluster cluster_configs/single_node_single_instance.yaml \
-    --workload "$trace" --output runs/out/quickstart.h5
-else
-  echo "quickstart: ../shared/data is absent; skipping the example run (it uses a measured bundle from there)"
-fi
