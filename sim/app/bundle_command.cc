@@ -12,6 +12,7 @@
 #include "model/model_catalog.h"
 #include "perf/bundle.h"
 #include "perf/bundle_compare.h"
+#include "perf/kernel_db/calibrate.h"
 #include "perf/step_cost.h"
 
 namespace fleetsim {
@@ -153,6 +154,41 @@ void ReportCoverage(const CoverageOptions& options) {
   std::printf("covered: every kernel %s needs is in the bundle\n", card.name.c_str());
 }
 
+struct CalibrateOptions {
+  std::string data = (ProjectRoot() / ".." / "shared" / "data" / "profiles" / "aiconfigurator")
+                         .lexically_normal()
+                         .string();
+  bool json = false;
+};
+
+// Refits the analytic constants on the measured H100 and H200 kernel tables from the
+// fixed uncalibrated start: the defaults in AnalyticConstants are this command's output.
+void RunCalibration(const CalibrateOptions& options) {
+  std::vector<CalibrationGpu> gpus;
+  for (const auto& [system, catalog] :
+       {std::pair{"h100_sxm", "H100-SXM"}, std::pair{"h200_sxm", "H200-SXM"}}) {
+    gpus.push_back(
+        {LoadHardware(HardwareCatalogDir(), catalog), LoadMeasuredKernels(options.data, system)});
+  }
+  const CalibrationResult result = Calibrate(gpus);
+  if (options.json) {
+    JsonWriter json(std::cout);
+    WriteJson(json, result);
+    return;
+  }
+  std::printf("fitted constants (AnalyticConstants defaults):\n");
+  {
+    JsonWriter json(std::cout);
+    WriteJson(json, result.fitted);
+  }
+  std::printf("%-10s %-18s %7s %16s %16s\n", "gpu", "class", "rows", "MAPE before", "MAPE after");
+  for (const ClassCalibration& c : result.classes) {
+    std::printf("%-10s %-18s %7lld %15.1f%% %15.1f%%\n", c.system.c_str(),
+                std::string(NameOf(c.cls)).c_str(), static_cast<long long>(c.after.rows),
+                100 * c.before.mape, 100 * c.after.mape);
+  }
+}
+
 }  // namespace
 
 void AddBundleCommand(CLI::App& app) {
@@ -195,6 +231,15 @@ void AddBundleCommand(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   cov->add_option("--model", coverage->model, "Model card name or config.json path")->required();
   cov->callback([coverage]() { ReportCoverage(*coverage); });
+
+  auto calibrate = std::make_shared<CalibrateOptions>();
+  CLI::App* cal = bundle->add_subcommand(
+      "calibrate",
+      "Refit the analytic model's constants on the measured H100 and H200 kernel tables");
+  cal->add_option("--data", calibrate->data, "The aiconfigurator tables folder")
+      ->capture_default_str();
+  cal->add_flag("--json", calibrate->json, "Machine-readable output");
+  cal->callback([calibrate]() { RunCalibration(*calibrate); });
 }
 
 }  // namespace fleetsim

@@ -7,6 +7,28 @@
 
 namespace fleetsim {
 
+AnalyticConstants AnalyticConstants::Uncalibrated() {
+  AnalyticConstants c;
+  c.gemm_efficiency = 0.75;
+  c.gemm_half_m = 24;
+  c.memory_efficiency = 0.75;
+  c.launch_s = 4e-6;
+  c.attention_efficiency = 0.45;
+  c.kv_split_tokens = 512;
+  c.attention_launch_s = 4e-6;
+  c.attention_tile_s = 0;
+  return c;
+}
+
+namespace {
+
+// Work tiles of one attention call: per sequence and KV head, the query rows of its group.
+double AttentionTiles(double batch, double query_tokens, double q_heads, double kv_heads) {
+  return batch * kv_heads * std::ceil(query_tokens * q_heads / kv_heads / kAttentionTileRows);
+}
+
+}  // namespace
+
 KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
                                AnalyticConstants constants)
     : c_(constants), split_kv_(split_kv) {
@@ -44,7 +66,10 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
       act_bytes_;
   const double compute = flops / (peak_flops_ * c_.attention_efficiency);
   const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  return (std::max(compute, memory) + c_.launch_s) * 1e6;
+  const double tiles = AttentionTiles(batch, chunk, q_heads, kv_heads);
+  return (std::max(compute, memory) + c_.attention_launch_s +
+          tiles / compute_units_ * c_.attention_tile_s) *
+         1e6;
 }
 
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
@@ -61,7 +86,10 @@ double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads
   const double occupancy = std::min(1.0, batch * kv_heads * splits / compute_units_);
   const double compute = flops / (peak_flops_ * c_.attention_efficiency);
   const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  return (std::max(compute, memory) / occupancy + c_.launch_s) * 1e6;
+  const double tiles = AttentionTiles(batch, 1, q_heads, kv_heads);
+  return (std::max(compute, memory) / occupancy + c_.attention_launch_s +
+          tiles / compute_units_ * c_.attention_tile_s) *
+         1e6;
 }
 
 double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double top_k,

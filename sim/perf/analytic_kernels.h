@@ -10,8 +10,8 @@
 // its occupancy -- one sequence with 4 KV heads leaves a large GPU mostly idle unless the
 // backend splits the KV range (split-KV, a backend trait).
 //
-// The constants below are fleetsim's own defaults (at most four per kernel class); their
-// calibration against measured kernel tables is pending (see docs/BUNDLES.md).
+// The constants (at most four per kernel class) are fleetsim's own, fitted on measured
+// H100 and H200 kernel tables by `fleetsim bundle calibrate` (docs/BUNDLES.md).
 #pragma once
 
 #include <cstdint>
@@ -22,17 +22,29 @@
 namespace fleetsim {
 
 struct AnalyticConstants {
+  // Defaults: fitted by `fleetsim bundle calibrate` on the measured H100 and H200 kernel
+  // tables (../shared/data/profiles/aiconfigurator), starting from Uncalibrated().
   // GEMMs: fraction of dense peak reached by large GEMMs, and the m at which half of it is.
-  double gemm_efficiency = 0.75;
-  double gemm_half_m = 24;
+  double gemm_efficiency = 0.78961591477653514;
+  double gemm_half_m = 70.317041599788922;
   // Memory-bound kernels: fraction of peak bandwidth streamed.
-  double memory_efficiency = 0.75;
-  // Fixed cost per kernel launch (eager mode), seconds.
-  double launch_s = 4e-6;
-  // Attention: fraction of peak in flash prefill; KV split granularity in decode (tokens).
-  double attention_efficiency = 0.45;
-  int64_t kv_split_tokens = 512;
+  double memory_efficiency = 0.79660529707640737;
+  // Fixed cost per kernel launch, seconds.
+  double launch_s = 2.8425211429966394e-06;
+  // Attention: fraction of peak in flash prefill; KV split granularity in decode (tokens);
+  // the fixed cost of one attention call; and of one work tile on one SM, a tile being a
+  // sequence's KV head over up to 128 query rows (a KV group's query heads packed: the
+  // FlashAttention-3 tile on Hopper, flash-attention hopper/tile_size.h).
+  double attention_efficiency = 0.55656529681075007;
+  int64_t kv_split_tokens = 46;
+  double attention_launch_s = 9.0288557811820033e-06;
+  double attention_tile_s = 2.7628545661011361e-06;
+
+  // The hand-set starting point of the calibration: attention launching like a GEMM and
+  // no per-tile cost.
+  static AnalyticConstants Uncalibrated();
 };
+inline constexpr double kAttentionTileRows = 128;
 
 // Kernels by explicit shape, for one GPU: what the card-level model below is built on,
 // and what calibration and comparison against measured kernel tables evaluate.

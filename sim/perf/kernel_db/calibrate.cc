@@ -1,0 +1,159 @@
+#include "perf/kernel_db/calibrate.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
+
+#include "model/dtype.h"
+
+namespace fleetsim {
+namespace {
+
+// Search bounds: physically plausible, wide enough that no fit should sit on one.
+constexpr double kMinEfficiency = 0.05;
+constexpr double kMaxEfficiency = 1.0;
+constexpr double kMinLaunchS = 1e-7;
+constexpr double kMaxLaunchS = 1e-4;
+constexpr double kMinTileS = 1e-9;  // effectively no tile term
+constexpr double kMaxTileS = 1e-4;
+
+// The rows a fit evaluates: every stride-th row of each class, per GPU.
+struct FitRows {
+  const CalibrationGpu* gpu;
+  std::vector<MeasuredKernel> rows;
+};
+
+std::vector<FitRows> Subsample(const std::vector<CalibrationGpu>& gpus, int stride) {
+  std::vector<FitRows> out;
+  for (const CalibrationGpu& g : gpus) {
+    FitRows f{&g, {}};
+    for (KernelClass cls : kKernelClasses) {
+      int64_t seen = 0;
+      for (const MeasuredKernel& k : g.tables.rows) {
+        if (k.cls == cls && seen++ % stride == 0) f.rows.push_back(k);
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+KernelPredictor PredictorFor(const CalibrationGpu& g, const KernelModelConstants& c) {
+  return KernelPredictor(g.hardware, Dtype::kBfloat16, g.hardware.attention_backend.split_kv_decode,
+                         c);
+}
+
+// Mean over GPUs and the given classes of each one's MAPE; (GPU, class) pairs without
+// rows do not count.
+double MeanMape(const std::vector<FitRows>& fit, const KernelModelConstants& c,
+                std::initializer_list<KernelClass> classes) {
+  double sum = 0;
+  int terms = 0;
+  for (const FitRows& f : fit) {
+    const KernelPredictor predictor = PredictorFor(*f.gpu, c);
+    for (KernelClass cls : classes) {
+      const ErrorSummary s = SummarizeErrors(f.rows, cls, predictor);
+      if (s.rows == 0) continue;
+      sum += s.mape;
+      ++terms;
+    }
+  }
+  return terms > 0 ? sum / terms : 0;
+}
+
+}  // namespace
+
+ClassCalibration CalibrationResult::Of(const std::string& system, KernelClass cls) const {
+  for (const ClassCalibration& c : classes) {
+    if (c.system == system && c.cls == cls) return c;
+  }
+  return {system, cls, {}, {}};
+}
+
+CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
+                            const KernelModelConstants& start, const CalibrationOptions& options) {
+  CalibrationResult result;
+  result.start = start;
+  KernelModelConstants c = start;
+  const std::vector<FitRows> fit = Subsample(gpus, std::max(1, options.row_stride));
+
+  // GEMMs first: their memory_efficiency and launch_s are then fixed for the rest.
+  CoordinateSearch gemm(options.search);
+  AnalyticConstants& a = c.analytic;
+  gemm.Add("gemm_efficiency", &a.gemm_efficiency, kMinEfficiency, kMaxEfficiency);
+  gemm.Add("gemm_half_m", &a.gemm_half_m, 1, 4096);
+  gemm.Add("memory_efficiency", &a.memory_efficiency, kMinEfficiency, kMaxEfficiency);
+  gemm.Add("launch_s", &a.launch_s, kMinLaunchS, kMaxLaunchS);
+  gemm.Minimize([&] { return MeanMape(fit, c, {KernelClass::kGemm}); });
+
+  // Attention, prefill and decode together. Without the proposed terms attention launches
+  // like any kernel, as in today's model.
+  CoordinateSearch attention(options.search);
+  auto split_tokens = static_cast<double>(a.kv_split_tokens);
+  attention.Add("attention_efficiency", &a.attention_efficiency, kMinEfficiency, kMaxEfficiency);
+  attention.Add("kv_split_tokens", &split_tokens, 16, 8192, /*integral=*/true);
+  if (options.proposed_attention_terms) {
+    attention.Add("attention_launch_s", &c.attention_launch_s, kMinLaunchS, kMaxLaunchS);
+    attention.Add("attention_tile_s", &c.attention_tile_s, kMinTileS, kMaxTileS);
+  } else {
+    c.attention_launch_s = a.launch_s;
+    c.attention_tile_s = 0;
+  }
+  attention.Minimize([&] {
+    a.kv_split_tokens = static_cast<int64_t>(split_tokens);
+    return MeanMape(fit, c, {KernelClass::kPrefillAttention, KernelClass::kDecodeAttention});
+  });
+  a.kv_split_tokens = static_cast<int64_t>(split_tokens);
+
+  result.fitted = c;
+  result.evaluations = gemm.evaluations() + attention.evaluations();
+  for (const CalibrationGpu& g : gpus) {
+    const KernelPredictor before = PredictorFor(g, start);
+    const KernelPredictor after = PredictorFor(g, c);
+    for (KernelClass cls : kKernelClasses) {
+      if (g.tables.CountOf(cls) == 0) continue;
+      result.classes.push_back({g.tables.files.system, cls,
+                                SummarizeErrors(g.tables.rows, cls, before),
+                                SummarizeErrors(g.tables.rows, cls, after)});
+    }
+  }
+  return result;
+}
+
+void WriteJson(JsonWriter& json, const KernelModelConstants& c) {
+  json.BeginObject();
+  json.Field("gemm_efficiency", c.analytic.gemm_efficiency);
+  json.Field("gemm_half_m", c.analytic.gemm_half_m);
+  json.Field("memory_efficiency", c.analytic.memory_efficiency);
+  json.Field("launch_s", c.analytic.launch_s);
+  json.Field("attention_efficiency", c.analytic.attention_efficiency);
+  json.Field("kv_split_tokens", c.analytic.kv_split_tokens);
+  json.Field("attention_launch_s", c.attention_launch_s);
+  json.Field("attention_tile_s", c.attention_tile_s);
+  json.EndObject();
+}
+
+void WriteJson(JsonWriter& json, const CalibrationResult& r) {
+  json.BeginObject();
+  json.Key("start");
+  WriteJson(json, r.start);
+  json.Key("fitted");
+  WriteJson(json, r.fitted);
+  json.Field("evaluations", r.evaluations);
+  json.Key("classes");
+  json.BeginArray();
+  for (const ClassCalibration& c : r.classes) {
+    json.BeginObject();
+    json.Field("system", c.system);
+    json.Field("class", NameOf(c.cls));
+    json.Key("before");
+    WriteJson(json, c.before);
+    json.Key("after");
+    WriteJson(json, c.after);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+}  // namespace fleetsim

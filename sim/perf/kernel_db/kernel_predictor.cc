@@ -1,0 +1,61 @@
+#include "perf/kernel_db/kernel_predictor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetsim {
+namespace {
+
+AnalyticConstants Merged(const KernelModelConstants& c) {
+  AnalyticConstants a = c.analytic;
+  a.attention_launch_s = c.attention_launch_s;
+  a.attention_tile_s = c.attention_tile_s;
+  return a;
+}
+
+double D(int64_t v) {
+  return static_cast<double>(v);
+}
+
+}  // namespace
+
+KernelModelConstants KernelModelConstants::Current(const AnalyticConstants& analytic) {
+  KernelModelConstants c;
+  c.analytic = analytic;
+  c.attention_launch_s = analytic.attention_launch_s;
+  c.attention_tile_s = analytic.attention_tile_s;
+  return c;
+}
+
+KernelPredictor::KernelPredictor(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
+                                 const KernelModelConstants& c)
+    : roofline_(hardware, dtype, split_kv, Merged(c)) {}
+
+KernelPredictor::KernelPredictor(const KernelRoofline& roofline) : roofline_(roofline) {}
+
+double KernelPredictor::Us(const MeasuredKernel& k) const {
+  const AttentionKernelShape& a = k.attention;
+  switch (k.cls) {
+    case KernelClass::kGemm:
+      return roofline_.GemmUs(D(k.gemm.m), D(k.gemm.n), D(k.gemm.k));
+    case KernelClass::kPrefillAttention:
+      return roofline_.AttentionPrefillUs(D(a.batch), D(a.query_tokens), D(a.history), D(a.q_heads),
+                                          D(a.kv_heads), D(a.head_dim));
+    case KernelClass::kDecodeAttention:
+      // The new token's K and V are written to the cache first, then attended: history + 1.
+      return roofline_.AttentionDecodeUs(D(a.batch), D(a.history + 1), D(a.q_heads), D(a.kv_heads),
+                                         D(a.head_dim));
+    case KernelClass::kMoe: {
+      // This GPU's shard: inter / tp wide, experts / ep of the experts, and (balanced
+      // routing) tokens x top_k / ep of the token-expert pairs.
+      const MoeKernelShape& m = k.moe;
+      const double pairs = D(m.tokens) * D(m.top_k) / D(m.ep);
+      const double activated = std::min(D(m.experts) / D(m.ep), std::ceil(pairs));
+      return roofline_.MoeUs(D(m.tokens), D(m.hidden), D(m.inter) / D(m.tp), pairs / D(m.tokens),
+                             std::max(1.0, activated), 0);
+    }
+  }
+  return -1;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,225 @@
+#include "perf/kernel_db/measured_kernels.h"
+
+#include <cmath>
+#include <string_view>
+
+#include "core/csv_reader.h"
+#include "core/input_error.h"
+
+namespace fleetsim {
+namespace {
+
+// The shapes a serving step uses, as the calibration issue bounds them: a step's GEMMs
+// have at most 16384 rows (scheduled tokens) and operands at most 32768 wide; a batch of
+// prefills holds at most 32768 tokens, prompts at most 16384 each; decodes run at most
+// 1024 sequences over at most 128k tokens of context. Sliding-window rows are dropped:
+// the engine refuses sliding-window models (docs/DESIGN.md).
+constexpr int64_t kMaxGemmM = 16384;
+constexpr int64_t kMaxGemmNK = 32768;
+constexpr int64_t kMaxPrefillPrompt = 16384;
+constexpr int64_t kMaxPrefillTokens = 32768;
+constexpr int64_t kMaxDecodeHistory = 131072;
+constexpr int64_t kMaxDecodeBatch = 1024;
+constexpr int64_t kMaxMoeTokens = 16384;
+
+// aiconfigurator records latency_ms (../shared/data/README.md, section 2.4).
+double LatencyUs(const CsvReader& csv) {
+  const double ms = csv.Number("latency");
+  if (!std::isfinite(ms) || ms <= 0) csv.Fail("latency", "must be a positive number of ms");
+  return ms * 1000;
+}
+
+int64_t Positive(const CsvReader& csv, std::string_view column) {
+  const int64_t value = csv.Int(column);
+  if (value <= 0) csv.Fail(column, "must be positive, got " + std::to_string(value));
+  return value;
+}
+
+// Shared by context and generation tables: bf16 KV, full attention, one beam.
+bool IsServingAttention(const CsvReader& csv) {
+  return csv.Text("kv_cache_dtype") == "bfloat16" && csv.Int("window_size") == 0 &&
+         csv.Int("beam_width") == 1;
+}
+
+void RequireAttentionColumns(const CsvReader& csv) {
+  csv.RequireColumns({"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
+                      "beam_width", "kv_cache_dtype", "step", "window_size", "latency"});
+}
+
+AttentionKernelShape ReadAttentionShape(const CsvReader& csv) {
+  AttentionKernelShape a;
+  a.batch = Positive(csv, "batch_size");
+  a.q_heads = Positive(csv, "num_heads");
+  a.kv_heads = Positive(csv, "num_key_value_heads");
+  a.head_dim = Positive(csv, "head_dim");
+  return a;
+}
+
+}  // namespace
+
+std::string_view NameOf(KernelClass cls) {
+  switch (cls) {
+    case KernelClass::kGemm:
+      return "gemm";
+    case KernelClass::kPrefillAttention:
+      return "prefill_attention";
+    case KernelClass::kDecodeAttention:
+      return "decode_attention";
+    case KernelClass::kMoe:
+      return "moe";
+  }
+  return "?";
+}
+
+std::string Describe(const MeasuredKernel& k) {
+  const auto s = [](int64_t v) { return std::to_string(v); };
+  const AttentionKernelShape& a = k.attention;
+  switch (k.cls) {
+    case KernelClass::kGemm:
+      return "gemm m=" + s(k.gemm.m) + " n=" + s(k.gemm.n) + " k=" + s(k.gemm.k);
+    case KernelClass::kPrefillAttention:
+    case KernelClass::kDecodeAttention:
+      return std::string(NameOf(k.cls)) + " batch=" + s(a.batch) + " query=" + s(a.query_tokens) +
+             " history=" + s(a.history) + " heads=" + s(a.q_heads) + "/" + s(a.kv_heads) +
+             " head_dim=" + s(a.head_dim);
+    case KernelClass::kMoe:
+      return "moe tokens=" + s(k.moe.tokens) + " hidden=" + s(k.moe.hidden) +
+             " inter=" + s(k.moe.inter) + " top_k=" + s(k.moe.top_k) +
+             " experts=" + s(k.moe.experts) + " tp=" + s(k.moe.tp) + " ep=" + s(k.moe.ep);
+  }
+  return "?";
+}
+
+const std::filesystem::path& MeasuredKernelFiles::Of(KernelClass cls) const {
+  switch (cls) {
+    case KernelClass::kGemm:
+      return gemm;
+    case KernelClass::kPrefillAttention:
+      return context_attention;
+    case KernelClass::kDecodeAttention:
+      return generation_attention;
+    case KernelClass::kMoe:
+      return moe;
+  }
+  return gemm;
+}
+
+MeasuredKernelFiles KernelFilesOf(const std::filesystem::path& dir, const std::string& system) {
+  MeasuredKernelFiles f;
+  f.system = system;
+  if (system == "h100_sxm") {
+    f.gemm = dir / "h100_sxm/vllm_0.19.0/gemm/gemm_perf_bf16.csv";
+    f.context_attention = dir / "h100_sxm/vllm_0.19.0/attention/context_attention_perf_kvbf16.csv";
+    f.generation_attention =
+        dir / "h100_sxm/vllm_0.19.0/attention/generation_attention_perf_kvbf16.csv";
+    return f;
+  }
+  if (system == "h200_sxm") {
+    // H200 attention from vLLM 0.18.0: the 0.19.0 context table is physically implausible
+    // (faster than the bf16 peak; ../shared/data/README.md, section 2.4).
+    f.gemm = dir / "h200_sxm/vllm_0.19.0/gemm/gemm_perf_bf16.csv";
+    f.context_attention = dir / "h200_sxm/vllm_0.18.0/attention/context_attention_perf_kvbf16.csv";
+    f.generation_attention =
+        dir / "h200_sxm/vllm_0.18.0/attention/generation_attention_perf_kvbf16.csv";
+    f.moe = dir / "h200_sxm/vllm_0.19.0/moe/moe_perf_bf16.csv";
+    return f;
+  }
+  throw InputError(dir.string(), 0, "system",
+                   "unknown system '" + system + "' (known: h100_sxm, h200_sxm)");
+}
+
+int64_t MeasuredTables::CountOf(KernelClass cls) const {
+  int64_t n = 0;
+  for (const MeasuredKernel& k : rows)
+    n += k.cls == cls ? 1 : 0;
+  return n;
+}
+
+MeasuredTables LoadMeasuredKernels(const std::filesystem::path& dir, const std::string& system) {
+  MeasuredTables t;
+  t.files = KernelFilesOf(dir, system);
+  ReadGemmTable(t.files.gemm, t.rows);
+  ReadContextAttentionTable(t.files.context_attention, t.rows);
+  ReadGenerationAttentionTable(t.files.generation_attention, t.rows);
+  if (!t.files.moe.empty()) ReadMoeTable(t.files.moe, t.rows);
+  return t;
+}
+
+void ReadGemmTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out) {
+  CsvReader csv(path.string());
+  csv.RequireColumns({"gemm_dtype", "m", "n", "k", "latency"});
+  while (csv.Next()) {
+    if (csv.Text("gemm_dtype") != "bfloat16") continue;
+    MeasuredKernel k;
+    k.cls = KernelClass::kGemm;
+    k.gemm = {Positive(csv, "m"), Positive(csv, "n"), Positive(csv, "k")};
+    if (k.gemm.m > kMaxGemmM || k.gemm.n > kMaxGemmNK || k.gemm.k > kMaxGemmNK) continue;
+    k.measured_us = LatencyUs(csv);
+    k.line = csv.line();
+    out.push_back(k);
+  }
+}
+
+void ReadContextAttentionTable(const std::filesystem::path& path,
+                               std::vector<MeasuredKernel>& out) {
+  CsvReader csv(path.string());
+  RequireAttentionColumns(csv);
+  while (csv.Next()) {
+    if (!IsServingAttention(csv)) continue;
+    MeasuredKernel k;
+    k.cls = KernelClass::kPrefillAttention;
+    k.attention = ReadAttentionShape(csv);
+    // Context rows prefill whole prompts: `isl` tokens each, no cached prefix (step 0).
+    k.attention.query_tokens = Positive(csv, "isl");
+    k.attention.history = csv.Int("step");
+    const AttentionKernelShape& a = k.attention;
+    if (a.query_tokens > kMaxPrefillPrompt || a.batch * a.query_tokens > kMaxPrefillTokens ||
+        (a.head_dim != 64 && a.head_dim != 128)) {
+      continue;
+    }
+    k.measured_us = LatencyUs(csv);
+    k.line = csv.line();
+    out.push_back(k);
+  }
+}
+
+void ReadGenerationAttentionTable(const std::filesystem::path& path,
+                                  std::vector<MeasuredKernel>& out) {
+  CsvReader csv(path.string());
+  RequireAttentionColumns(csv);
+  while (csv.Next()) {
+    if (!IsServingAttention(csv)) continue;
+    MeasuredKernel k;
+    k.cls = KernelClass::kDecodeAttention;
+    k.attention = ReadAttentionShape(csv);
+    // Generation rows decode one token (isl 1) after `step` cached tokens.
+    k.attention.query_tokens = 1;
+    k.attention.history = Positive(csv, "step");
+    if (k.attention.history > kMaxDecodeHistory || k.attention.batch > kMaxDecodeBatch) continue;
+    k.measured_us = LatencyUs(csv);
+    k.line = csv.line();
+    out.push_back(k);
+  }
+}
+
+void ReadMoeTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out) {
+  CsvReader csv(path.string());
+  csv.RequireColumns({"moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts",
+                      "moe_tp_size", "moe_ep_size", "distribution", "latency"});
+  while (csv.Next()) {
+    // Balanced routing only: the analytic MoE gives every expert reached the same rows.
+    if (csv.Text("moe_dtype") != "bfloat16" || csv.Text("distribution") != "balanced") continue;
+    MeasuredKernel k;
+    k.cls = KernelClass::kMoe;
+    k.moe = {Positive(csv, "num_tokens"),  Positive(csv, "hidden_size"),
+             Positive(csv, "inter_size"),  Positive(csv, "topk"),
+             Positive(csv, "num_experts"), Positive(csv, "moe_tp_size"),
+             Positive(csv, "moe_ep_size")};
+    if (k.moe.tokens > kMaxMoeTokens) continue;
+    k.measured_us = LatencyUs(csv);
+    k.line = csv.line();
+    out.push_back(k);
+  }
+}
+
+}  // namespace fleetsim

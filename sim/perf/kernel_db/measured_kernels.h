@@ -1,0 +1,110 @@
+// Measured kernel latencies from NVIDIA's aiconfigurator silicon database (vLLM, bf16),
+// read in place from ../shared/data/profiles/aiconfigurator and reduced to the shapes a
+// serving step uses, so that the analytic model (perf/analytic_kernels.h) can be compared
+// with and calibrated against them. Latencies in the tables are milliseconds; here they
+// are microseconds, like every kernel time in fleetsim.
+//
+//   MeasuredTables h200 = LoadMeasuredKernels(shared / "profiles/aiconfigurator", "h200_sxm");
+//   for (const MeasuredKernel& k : h200.rows)
+//     if (k.cls == KernelClass::kGemm) use(k.gemm.m, k.gemm.n, k.gemm.k, k.measured_us);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fleetsim {
+
+enum class KernelClass { kGemm, kPrefillAttention, kDecodeAttention, kMoe };
+
+inline constexpr std::array<KernelClass, 4> kKernelClasses = {
+    KernelClass::kGemm, KernelClass::kPrefillAttention, KernelClass::kDecodeAttention,
+    KernelClass::kMoe};
+
+// "gemm", "prefill_attention", "decode_attention", "moe".
+std::string_view NameOf(KernelClass cls);
+
+// Y[m x n] = X[m x k] W^T.
+struct GemmKernelShape {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+};
+
+// One attention layer on one GPU: `batch` sequences of `query_tokens` new tokens each
+// over `history` cached tokens (prefill: history 0, query_tokens the prompt; decode:
+// query_tokens 1, history the KV length before the new token). Heads are per GPU.
+struct AttentionKernelShape {
+  int64_t batch = 0;
+  int64_t query_tokens = 0;
+  int64_t history = 0;
+  int64_t q_heads = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+};
+
+// vLLM's fused MoE: `tokens` tokens into `experts` experts of FFN width `inter`, top-k
+// routing, sharded `tp` ways over inter and `ep` ways over experts (this GPU's shard).
+struct MoeKernelShape {
+  int64_t tokens = 0;
+  int64_t hidden = 0;
+  int64_t inter = 0;
+  int64_t top_k = 0;
+  int64_t experts = 0;
+  int64_t tp = 1;
+  int64_t ep = 1;
+};
+
+// One measured row. Only the shape of its class is filled in.
+struct MeasuredKernel {
+  KernelClass cls = KernelClass::kGemm;
+  GemmKernelShape gemm;
+  AttentionKernelShape attention;
+  MoeKernelShape moe;
+  double measured_us = 0;
+  int line = 0;  // in the class's table file
+};
+
+// "gemm m=4096 n=4096 k=4096" and the like: a row's shape for reports.
+std::string Describe(const MeasuredKernel& kernel);
+
+// The tables of one system (a folder under aiconfigurator/: h100_sxm, h200_sxm); a class
+// the system has no table for is an empty path.
+struct MeasuredKernelFiles {
+  std::string system;
+  std::filesystem::path gemm;
+  std::filesystem::path context_attention;
+  std::filesystem::path generation_attention;
+  std::filesystem::path moe;
+
+  const std::filesystem::path& Of(KernelClass cls) const;
+};
+
+// The files fleetsim compares against for `system`; an unknown system lists the known ones
+// (InputError).
+MeasuredKernelFiles KernelFilesOf(const std::filesystem::path& aiconfigurator_dir,
+                                  const std::string& system);
+
+struct MeasuredTables {
+  MeasuredKernelFiles files;
+  std::vector<MeasuredKernel> rows;  // in file order, class by class
+
+  int64_t CountOf(KernelClass cls) const;
+};
+
+// Reads every table of `system`, filtered to serving shapes (see measured_kernels.cc).
+MeasuredTables LoadMeasuredKernels(const std::filesystem::path& aiconfigurator_dir,
+                                   const std::string& system);
+
+// The readers, one per table; each appends the rows it keeps to `out`. A malformed row is
+// an InputError naming the file, line and column.
+void ReadGemmTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out);
+void ReadContextAttentionTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out);
+void ReadGenerationAttentionTable(const std::filesystem::path& path,
+                                  std::vector<MeasuredKernel>& out);
+void ReadMoeTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out);
+
+}  // namespace fleetsim

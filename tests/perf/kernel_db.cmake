@@ -1,0 +1,5 @@
+# Included from tests/CMakeLists.txt (after fleetsim_test is defined): the measured
+# kernel tables test. It reads ../shared/data in place and skips without it (fails under CI).
+fleetsim_test(kernel_db_test
+  SOURCES perf/kernel_db_test.cc
+  LIBS fleetsim_kernel_db)
