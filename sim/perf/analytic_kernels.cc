@@ -17,6 +17,11 @@ AnalyticConstants AnalyticConstants::Uncalibrated() {
   c.kv_split_tokens = 512;
   c.attention_launch_s = 4e-6;
   c.attention_tile_s = 0;
+  // GDN starts from the generic memory efficiency and launch, and attention's efficiency.
+  c.gdn_conv_efficiency = 0.75;
+  c.gdn_chunk_efficiency = 0.45;
+  c.gdn_update_launch_s = 4e-6;
+  c.gdn_launch_s = 4e-6;
   return c;
 }
 
@@ -90,6 +95,58 @@ double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads
   return (std::max(compute, memory) / occupancy + c_.attention_launch_s +
           tiles / compute_units_ * c_.attention_tile_s) *
          1e6;
+}
+
+// The short convolution streams its input and output once, and each sequence's conv state
+// (kernel - 1 columns) in and out. It reaches about half the bandwidth (H200: 41 kB per
+// token at 2.5 TB/s), and costs about 4 us from 16 tokens per prompt up but only 2 us for
+// 1-4 tokens, which the shared gdn_launch_s overcharges (+27-44 % on those rows).
+double KernelRoofline::GdnConvPrefillUs(double sequences, double tokens, double conv_dim,
+                                        double kernel) const {
+  const double bytes = (2 * tokens + 2 * sequences * (kernel - 1)) * conv_dim * act_bytes_;
+  return (bytes / (bandwidth_ * c_.gdn_conv_efficiency) + c_.gdn_launch_s) * 1e6;
+}
+
+// One work item per sequence and value head walks that sequence's 64-token chunks in order
+// (the state carries from chunk to chunk), so items, not tokens, fill the SMs, in whole
+// waves: on the H200 table a 16k-token prompt takes 0.79 ms on 2 heads as on 48, and 192
+// items (two waves) take as long on 6 heads x 32 prompts as on 48 heads x 4. Each item
+// loads and finally stores its fp32 Dk x Dv state outside its chunk loop; a partial last
+// chunk costs a whole one (measured time is flat from 1 to 64 tokens per prompt).
+double KernelRoofline::GdnChunkPrefillUs(double sequences, double tokens, double k_heads,
+                                         double v_heads, double dk, double dv) const {
+  const double items = sequences * v_heads;
+  const double chunks = sequences * std::ceil(tokens / sequences / kGdnChunkTokens);
+  const double state_bytes = 2 * items * dk * dv * 4;
+  // Per chunk token and head: the state products (q S, k S and the rank-64 update) and
+  // the intra-chunk attention and WY terms.
+  const double flops =
+      chunks * kGdnChunkTokens * v_heads * (4.0 * dk * dv + 4.0 * kGdnChunkTokens * (dk + dv));
+  const double token_bytes = tokens * (2 * k_heads * dk + 2 * v_heads * dv) * act_bytes_;
+  const double memory_bw = bandwidth_ * c_.memory_efficiency;
+  const double loop =
+      std::max(flops / (peak_flops_ * c_.gdn_chunk_efficiency), token_bytes / memory_bw);
+  const double occupancy = items / (compute_units_ * std::ceil(items / compute_units_));
+  return ((state_bytes / memory_bw + loop) / occupancy + c_.gdn_launch_s) * 1e6;
+}
+
+// causal_conv1d_update reads and writes the (kernel - 1)-column conv state, reads the new
+// token's channels and writes them convolved. Unlike the prefill convolution it streams
+// at the GEMMs' memory efficiency (2.5 % MAPE on H200 with it).
+double KernelRoofline::GdnConvDecodeUs(double batch, double conv_dim, double kernel) const {
+  const double bytes = batch * conv_dim * 2 * kernel * act_bytes_;
+  return (bytes / (bandwidth_ * c_.memory_efficiency) + c_.gdn_update_launch_s) * 1e6;
+}
+
+// The recurrent step reads and writes each sequence's fp32 state, split over the SMs in
+// 8-row tiles; its flops (6 per state element) are negligible against 8 bytes moved.
+double KernelRoofline::GdnRecurrentDecodeUs(double batch, double k_heads, double v_heads, double dk,
+                                            double dv) const {
+  const double bytes = 2 * batch * v_heads * dk * dv * 4 +
+                       batch * (2 * k_heads * dk + 2 * v_heads * dv) * act_bytes_;
+  const double tiles = batch * v_heads * std::ceil(dv / kGdnDecodeTileRows);
+  const double occupancy = std::min(1.0, tiles / compute_units_);
+  return (bytes / (bandwidth_ * c_.memory_efficiency) / occupancy + c_.gdn_launch_s) * 1e6;
 }
 
 double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double top_k,
@@ -181,41 +238,27 @@ double AnalyticKernels::GdnUs(const std::string& kernel, int64_t prefill_tokens,
   const auto t = static_cast<double>(prefill_tokens);
   const auto n = static_cast<double>(n_decode);
   const double conv_dim = static_cast<double>(g.ConvDim()) / tp;
+  const double k_heads = g.num_k_heads / tp;
   const double v_heads = g.num_v_heads / tp;
-  // The recurrent state is float32: Hv x Dv x Dk per sequence.
-  const double state_bytes = v_heads * g.v_head_dim * g.k_head_dim * 4;
-  const double sequences =
-      std::max(1.0, std::ceil(t / 2048));  // prefill sequences, unknown: ~one per 2k tokens
-  if (kernel == "gdn_conv_prefill") {
-    return t > 0 ? r_.RooflineUs(2 * t * conv_dim * g.conv_kernel, 2 * t * conv_dim * act_bytes_)
-                 : -1;
-  }
+  const double kernel_width = g.conv_kernel;
+  // A bundle cell knows its prefill tokens, not how many prompts they belong to: assume one
+  // per 2048 tokens (a long prompt's chunk, or a few short prompts).
+  const double sequences = std::max(1.0, std::ceil(t / 2048));
+  if (kernel == "gdn_conv_prefill")
+    return t > 0 ? r_.GdnConvPrefillUs(sequences, t, conv_dim, kernel_width) : -1;
   if (kernel == "gdn_post_conv")
     return t > 0 ? r_.ElementwiseUs(3 * t * conv_dim * act_bytes_) : -1;
   if (kernel == "gdn_prefill") {
-    if (t <= 0) return -1;
-    // Chunked delta rule (64-token chunks): intra-chunk attention plus state updates.
-    const double flops =
-        t * v_heads *
-        (4.0 * g.k_head_dim * g.v_head_dim + 4.0 * 64 * (g.k_head_dim + g.v_head_dim));
-    const double bytes =
-        t * (conv_dim + 2 * v_heads * g.v_head_dim) * act_bytes_ + 2 * sequences * state_bytes;
-    return r_.RooflineUs(flops, bytes, std::min(1.0, sequences * v_heads / r_.compute_units() * 4));
+    return t > 0 ? r_.GdnChunkPrefillUs(sequences, t, k_heads, v_heads, g.k_head_dim, g.v_head_dim)
+                 : -1;
   }
   const bool decode_only = t <= 0;
   if ((kernel == "gdn_conv_decode" || kernel == "gdn_decode") && (!decode_only || n <= 0))
     return -1;
   if (kernel == "gdn_decode_mixed" && (decode_only || n <= 0)) return -1;
-  if (kernel == "gdn_conv_decode") {
-    return r_.RooflineUs(2 * n * conv_dim * g.conv_kernel,
-                         n * conv_dim * (g.conv_kernel + 1) * act_bytes_);
-  }
-  if (kernel == "gdn_decode" || kernel == "gdn_decode_mixed") {
-    // The recurrent step reads and writes each sequence's fp32 state.
-    const double bytes = 2 * n * state_bytes + n * (conv_dim + v_heads * g.v_head_dim) * act_bytes_;
-    const double flops = n * v_heads * 6.0 * g.k_head_dim * g.v_head_dim;
-    return r_.RooflineUs(flops, bytes, std::min(1.0, n * v_heads / r_.compute_units()));
-  }
+  if (kernel == "gdn_conv_decode") return r_.GdnConvDecodeUs(n, conv_dim, kernel_width);
+  if (kernel == "gdn_decode" || kernel == "gdn_decode_mixed")
+    return r_.GdnRecurrentDecodeUs(n, k_heads, v_heads, g.k_head_dim, g.v_head_dim);
   return -1;
 }
 

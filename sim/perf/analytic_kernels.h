@@ -4,6 +4,8 @@
 //
 //   time = max(flops / (peak x compute efficiency), bytes / (bandwidth x memory efficiency))
 //          / occupancy + launch latency
+// GDN's chunked delta rule is the exception to the roofline's max(): each (sequence, value
+// head) walks its chunks on one SM after loading its fp32 state (see GdnChunkPrefillUs).
 // Compute efficiency falls at small GEMM m (too few rows to fill the tensor cores):
 // eff(m) = gemm_efficiency x m / (m + gemm_half_m). Paged-attention decode parallelizes
 // over sequences x KV heads per rank x KV splits; against the GPU's compute units that is
@@ -39,12 +41,29 @@ struct AnalyticConstants {
   int64_t kv_split_tokens = 46;
   double attention_launch_s = 9.0288557811820033e-06;
   double attention_tile_s = 2.7628545661011361e-06;
+  // GDN (gated DeltaNet), fitted on the H200 GDN table alone (no other GPU has one):
+  // fraction of peak bandwidth the prefill convolution (causal_conv1d_fn) streams, about
+  // 0.5 -- the decode update and the fp32 state stream at memory_efficiency; fraction of
+  // one SM's dense peak the chunked delta rule reaches on its 64-token chunks; the fixed
+  // cost of one single-token convolution update (causal_conv1d_update, ~1.8 us measured);
+  // and of one prefill convolution or delta-rule call (~3-4 us measured).
+  double gdn_conv_efficiency = 0.51392901493289511;
+  double gdn_chunk_efficiency = 0.33124154449688636;
+  double gdn_update_launch_s = 1.8263082210364104e-06;
+  double gdn_launch_s = 3.1065900764167813e-06;
 
   // The hand-set starting point of the calibration: attention launching like a GEMM and
   // no per-tile cost.
   static AnalyticConstants Uncalibrated();
 };
 inline constexpr double kAttentionTileRows = 128;
+// The chunked delta rule's chunk (vLLM / FLA / FlashInfer chunk_gated_delta_rule: BT = 64).
+inline constexpr double kGdnChunkTokens = 64;
+// Value rows per recurrent-decode work tile, as in FlashInfer's gdn_decode.py (an 8 x 128
+// state tile per CTA; FLA's fused recurrent kernel likewise splits Dv into small blocks).
+// The measured vLLM packed-decode kernel's tile is not published; with any such split one
+// decode already spans many SMs, so its ~4 us floor is the launch, not streaming.
+inline constexpr double kGdnDecodeTileRows = 8;
 
 // Kernels by explicit shape, for one GPU: what the card-level model below is built on,
 // and what calibration and comparison against measured kernel tables evaluate.
@@ -65,6 +84,17 @@ class KernelRoofline {
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
                double shared_inter) const;
+
+  // GDN, heads per rank: `tokens` tokens of `sequences` prompts through the short causal
+  // convolution over `conv_dim` channels (2 Hk Dk + Hv Dv) with a `kernel`-wide filter.
+  double GdnConvPrefillUs(double sequences, double tokens, double conv_dim, double kernel) const;
+  // The chunked delta rule over `sequences` sequences holding `tokens` tokens in all.
+  double GdnChunkPrefillUs(double sequences, double tokens, double k_heads, double v_heads,
+                           double dk, double dv) const;
+  // One decode step of `batch` sequences: the convolution's update, and the recurrent rule.
+  double GdnConvDecodeUs(double batch, double conv_dim, double kernel) const;
+  double GdnRecurrentDecodeUs(double batch, double k_heads, double v_heads, double dk,
+                              double dv) const;
 
   const AnalyticConstants& constants() const { return c_; }
   double compute_units() const { return compute_units_; }

@@ -1,7 +1,7 @@
 #include "perf/kernel_db/calibrate.h"
 
 #include <algorithm>
-#include <initializer_list>
+#include <span>
 #include <utility>
 
 #include "model/dtype.h"
@@ -46,7 +46,7 @@ KernelPredictor PredictorFor(const CalibrationGpu& g, const KernelModelConstants
 // Mean over GPUs and the given classes of each one's MAPE; (GPU, class) pairs without
 // rows do not count.
 double MeanMape(const std::vector<FitRows>& fit, const KernelModelConstants& c,
-                std::initializer_list<KernelClass> classes) {
+                std::span<const KernelClass> classes) {
   double sum = 0;
   int terms = 0;
   for (const FitRows& f : fit) {
@@ -84,7 +84,8 @@ CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
   gemm.Add("gemm_half_m", &a.gemm_half_m, 1, 4096);
   gemm.Add("memory_efficiency", &a.memory_efficiency, kMinEfficiency, kMaxEfficiency);
   gemm.Add("launch_s", &a.launch_s, kMinLaunchS, kMaxLaunchS);
-  gemm.Minimize([&] { return MeanMape(fit, c, {KernelClass::kGemm}); });
+  constexpr KernelClass kGemmOnly[] = {KernelClass::kGemm};
+  gemm.Minimize([&] { return MeanMape(fit, c, kGemmOnly); });
 
   // Attention, prefill and decode together. Without the proposed terms attention launches
   // like any kernel, as in today's model.
@@ -99,14 +100,25 @@ CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
     c.attention_launch_s = a.launch_s;
     c.attention_tile_s = 0;
   }
+  constexpr KernelClass kAttention[] = {KernelClass::kPrefillAttention,
+                                        KernelClass::kDecodeAttention};
   attention.Minimize([&] {
     a.kv_split_tokens = static_cast<int64_t>(split_tokens);
-    return MeanMape(fit, c, {KernelClass::kPrefillAttention, KernelClass::kDecodeAttention});
+    return MeanMape(fit, c, kAttention);
   });
   a.kv_split_tokens = static_cast<int64_t>(split_tokens);
 
+  // GDN, its four sub-kernels together (only GPUs with a GDN table count); the fp32
+  // state streams at GEMM's memory_efficiency, fixed above.
+  CoordinateSearch gdn(options.search);
+  gdn.Add("gdn_conv_efficiency", &a.gdn_conv_efficiency, kMinEfficiency, kMaxEfficiency);
+  gdn.Add("gdn_chunk_efficiency", &a.gdn_chunk_efficiency, kMinEfficiency, kMaxEfficiency);
+  gdn.Add("gdn_update_launch_s", &a.gdn_update_launch_s, kMinLaunchS, kMaxLaunchS);
+  gdn.Add("gdn_launch_s", &a.gdn_launch_s, kMinLaunchS, kMaxLaunchS);
+  gdn.Minimize([&] { return MeanMape(fit, c, kGdnKernelClasses); });
+
   result.fitted = c;
-  result.evaluations = gemm.evaluations() + attention.evaluations();
+  result.evaluations = gemm.evaluations() + attention.evaluations() + gdn.evaluations();
   for (const CalibrationGpu& g : gpus) {
     const KernelPredictor before = PredictorFor(g, start);
     const KernelPredictor after = PredictorFor(g, c);
@@ -130,6 +142,10 @@ void WriteJson(JsonWriter& json, const KernelModelConstants& c) {
   json.Field("kv_split_tokens", c.analytic.kv_split_tokens);
   json.Field("attention_launch_s", c.attention_launch_s);
   json.Field("attention_tile_s", c.attention_tile_s);
+  json.Field("gdn_conv_efficiency", c.analytic.gdn_conv_efficiency);
+  json.Field("gdn_chunk_efficiency", c.analytic.gdn_chunk_efficiency);
+  json.Field("gdn_update_launch_s", c.analytic.gdn_update_launch_s);
+  json.Field("gdn_launch_s", c.analytic.gdn_launch_s);
   json.EndObject();
 }
 

@@ -11,6 +11,9 @@
 //                     on prefill and decode together since both share them; decode's
 //                     memory_efficiency is GEMM's
 //   MoE               nothing of its own: it reuses the GEMM constants
+//   GDN (4 sub-       gdn_conv_efficiency, gdn_chunk_efficiency, gdn_update_launch_s,
+//   kernels)          gdn_launch_s, on the GPUs with a GDN table (H200 only); the
+//                     fp32 state streams at GEMM's memory_efficiency
 //
 //   std::vector<CalibrationGpu> gpus = {{h100_spec, h100_tables}, {h200_spec, h200_tables}};
 //   CalibrationResult r = Calibrate(gpus);
@@ -36,7 +39,8 @@ struct CalibrationGpu {
 };
 
 struct CalibrationOptions {
-  // 6 passes of 17 points: ~800 evaluations, about a second for H100 + H200 on two cores.
+  // 6 passes of 17 points: ~1200 evaluations (GEMM, attention, GDN), about a second for
+  // H100 + H200 on two cores.
   CoordinateSearchOptions search = {.rounds = 6, .grid_points = 17};
   // Fit on every row_stride-th row of each class and GPU (1 = all). Before/after errors
   // are always over all rows.

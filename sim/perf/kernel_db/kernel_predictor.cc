@@ -35,6 +35,7 @@ KernelPredictor::KernelPredictor(const KernelRoofline& roofline) : roofline_(roo
 
 double KernelPredictor::Us(const MeasuredKernel& k) const {
   const AttentionKernelShape& a = k.attention;
+  const GdnKernelShape& g = k.gdn;
   switch (k.cls) {
     case KernelClass::kGemm:
       return roofline_.GemmUs(D(k.gemm.m), D(k.gemm.n), D(k.gemm.k));
@@ -54,6 +55,17 @@ double KernelPredictor::Us(const MeasuredKernel& k) const {
       return roofline_.MoeUs(D(m.tokens), D(m.hidden), D(m.inter) / D(m.tp), pairs / D(m.tokens),
                              std::max(1.0, activated), 0);
     }
+    case KernelClass::kGdnConvPrefill:
+      return roofline_.GdnConvPrefillUs(D(g.batch), D(g.batch * g.seq_len), D(g.ConvDim()),
+                                        D(g.conv_kernel));
+    case KernelClass::kGdnPrefill:
+      return roofline_.GdnChunkPrefillUs(D(g.batch), D(g.batch * g.seq_len), D(g.k_heads),
+                                         D(g.v_heads), D(g.head_k_dim), D(g.head_v_dim));
+    case KernelClass::kGdnConvDecode:
+      return roofline_.GdnConvDecodeUs(D(g.batch), D(g.ConvDim()), D(g.conv_kernel));
+    case KernelClass::kGdnDecode:
+      return roofline_.GdnRecurrentDecodeUs(D(g.batch), D(g.k_heads), D(g.v_heads), D(g.head_k_dim),
+                                            D(g.head_v_dim));
   }
   return -1;
 }

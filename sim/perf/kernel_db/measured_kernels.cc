@@ -21,6 +21,10 @@ constexpr int64_t kMaxPrefillTokens = 32768;
 constexpr int64_t kMaxDecodeHistory = 131072;
 constexpr int64_t kMaxDecodeBatch = 1024;
 constexpr int64_t kMaxMoeTokens = 16384;
+// GDN: the prefill bounds above, and decode's batch bound.
+constexpr int64_t kMaxGdnSeqLen = kMaxPrefillPrompt;
+constexpr int64_t kMaxGdnTokens = kMaxPrefillTokens;
+constexpr int64_t kMaxGdnBatch = kMaxDecodeBatch;
 
 // aiconfigurator records latency_ms (../shared/data/README.md, section 2.4).
 double LatencyUs(const CsvReader& csv) {
@@ -55,7 +59,27 @@ AttentionKernelShape ReadAttentionShape(const CsvReader& csv) {
   return a;
 }
 
+// The class of a gdn_perf.csv row from its kernel_source and phase (../shared/data/
+// README.md, section 2.4); an unknown source is an error rather than a silent skip, so a
+// new kernel in a later table is noticed.
+KernelClass GdnClassOf(const CsvReader& csv) {
+  const std::string source(csv.Text("kernel_source"));
+  const std::string phase(csv.Text("phase"));
+  if (phase == "context" && source == "causal_conv1d_fn") return KernelClass::kGdnConvPrefill;
+  if (phase == "context" && source == "chunk_gated_delta_rule_flashinfer")
+    return KernelClass::kGdnPrefill;
+  if (phase == "generation" && source == "causal_conv1d_update") return KernelClass::kGdnConvDecode;
+  if (phase == "generation" && source == "fused_recurrent_gated_delta_rule_packed_decode")
+    return KernelClass::kGdnDecode;
+  csv.Fail("kernel_source", "unknown GDN kernel '" + source + "' in phase '" + phase + "'");
+}
+
 }  // namespace
+
+bool IsGdn(KernelClass cls) {
+  return cls == KernelClass::kGdnConvPrefill || cls == KernelClass::kGdnPrefill ||
+         cls == KernelClass::kGdnConvDecode || cls == KernelClass::kGdnDecode;
+}
 
 std::string_view NameOf(KernelClass cls) {
   switch (cls) {
@@ -67,6 +91,14 @@ std::string_view NameOf(KernelClass cls) {
       return "decode_attention";
     case KernelClass::kMoe:
       return "moe";
+    case KernelClass::kGdnConvPrefill:
+      return "gdn_conv_prefill";
+    case KernelClass::kGdnPrefill:
+      return "gdn_prefill";
+    case KernelClass::kGdnConvDecode:
+      return "gdn_conv_decode";
+    case KernelClass::kGdnDecode:
+      return "gdn_decode";
   }
   return "?";
 }
@@ -86,6 +118,14 @@ std::string Describe(const MeasuredKernel& k) {
       return "moe tokens=" + s(k.moe.tokens) + " hidden=" + s(k.moe.hidden) +
              " inter=" + s(k.moe.inter) + " top_k=" + s(k.moe.top_k) +
              " experts=" + s(k.moe.experts) + " tp=" + s(k.moe.tp) + " ep=" + s(k.moe.ep);
+    case KernelClass::kGdnConvPrefill:
+    case KernelClass::kGdnPrefill:
+    case KernelClass::kGdnConvDecode:
+    case KernelClass::kGdnDecode:
+      return std::string(NameOf(k.cls)) + " batch=" + s(k.gdn.batch) +
+             " seq_len=" + s(k.gdn.seq_len) + " heads=" + s(k.gdn.k_heads) + "/" +
+             s(k.gdn.v_heads) + " dims=" + s(k.gdn.head_k_dim) + "/" + s(k.gdn.head_v_dim) +
+             " conv=" + s(k.gdn.conv_kernel);
   }
   return "?";
 }
@@ -100,6 +140,11 @@ const std::filesystem::path& MeasuredKernelFiles::Of(KernelClass cls) const {
       return generation_attention;
     case KernelClass::kMoe:
       return moe;
+    case KernelClass::kGdnConvPrefill:
+    case KernelClass::kGdnPrefill:
+    case KernelClass::kGdnConvDecode:
+    case KernelClass::kGdnDecode:
+      return gdn;
   }
   return gemm;
 }
@@ -122,6 +167,8 @@ MeasuredKernelFiles KernelFilesOf(const std::filesystem::path& dir, const std::s
     f.generation_attention =
         dir / "h200_sxm/vllm_0.18.0/attention/generation_attention_perf_kvbf16.csv";
     f.moe = dir / "h200_sxm/vllm_0.19.0/moe/moe_perf_bf16.csv";
+    // GDN from vLLM 0.24.0, the only version with the full Qwen3.5 grid.
+    f.gdn = dir / "h200_sxm/vllm_0.24.0/linear_attention/gdn_perf.csv";
     return f;
   }
   throw InputError(dir.string(), 0, "system",
@@ -142,6 +189,7 @@ MeasuredTables LoadMeasuredKernels(const std::filesystem::path& dir, const std::
   ReadContextAttentionTable(t.files.context_attention, t.rows);
   ReadGenerationAttentionTable(t.files.generation_attention, t.rows);
   if (!t.files.moe.empty()) ReadMoeTable(t.files.moe, t.rows);
+  if (!t.files.gdn.empty()) ReadGdnTable(t.files.gdn, t.rows);
   return t;
 }
 
@@ -216,6 +264,31 @@ void ReadMoeTable(const std::filesystem::path& path, std::vector<MeasuredKernel>
              Positive(csv, "num_experts"), Positive(csv, "moe_tp_size"),
              Positive(csv, "moe_ep_size")};
     if (k.moe.tokens > kMaxMoeTokens) continue;
+    k.measured_us = LatencyUs(csv);
+    k.line = csv.line();
+    out.push_back(k);
+  }
+}
+
+void ReadGdnTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out) {
+  CsvReader csv(path.string());
+  csv.RequireColumns({"kernel_source", "phase", "batch_size", "seq_len", "num_tokens", "d_conv",
+                      "num_k_heads", "head_k_dim", "num_v_heads", "head_v_dim", "latency"});
+  while (csv.Next()) {
+    MeasuredKernel k;
+    k.cls = GdnClassOf(csv);
+    GdnKernelShape& g = k.gdn;
+    g.batch = Positive(csv, "batch_size");
+    g.seq_len = Positive(csv, "seq_len");
+    g.k_heads = Positive(csv, "num_k_heads");
+    g.head_k_dim = Positive(csv, "head_k_dim");
+    g.v_heads = Positive(csv, "num_v_heads");
+    g.head_v_dim = Positive(csv, "head_v_dim");
+    g.conv_kernel = Positive(csv, "d_conv");
+    if (Positive(csv, "num_tokens") != g.batch * g.seq_len)
+      csv.Fail("num_tokens", "must be batch_size x seq_len");
+    if (g.seq_len > kMaxGdnSeqLen || g.batch * g.seq_len > kMaxGdnTokens || g.batch > kMaxGdnBatch)
+      continue;
     k.measured_us = LatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);

@@ -7,6 +7,7 @@
 //   MeasuredTables h200 = LoadMeasuredKernels(shared / "profiles/aiconfigurator", "h200_sxm");
 //   for (const MeasuredKernel& k : h200.rows)
 //     if (k.cls == KernelClass::kGemm) use(k.gemm.m, k.gemm.n, k.gemm.k, k.measured_us);
+//   h200.CountOf(KernelClass::kGdnDecode);  // recurrent decode rows (H200 only)
 #pragma once
 
 #include <array>
@@ -18,13 +19,32 @@
 
 namespace fleetsim {
 
-enum class KernelClass { kGemm, kPrefillAttention, kDecodeAttention, kMoe };
+// The GDN classes are its four sub-kernels, named like the bundle kernels they price:
+// the short convolution and the chunked delta rule of a prefill, the convolution's update
+// and the recurrent delta rule of a decode.
+enum class KernelClass {
+  kGemm,
+  kPrefillAttention,
+  kDecodeAttention,
+  kMoe,
+  kGdnConvPrefill,
+  kGdnPrefill,
+  kGdnConvDecode,
+  kGdnDecode,
+};
 
-inline constexpr std::array<KernelClass, 4> kKernelClasses = {
-    KernelClass::kGemm, KernelClass::kPrefillAttention, KernelClass::kDecodeAttention,
-    KernelClass::kMoe};
+inline constexpr std::array<KernelClass, 8> kKernelClasses = {
+    KernelClass::kGemm,          KernelClass::kPrefillAttention, KernelClass::kDecodeAttention,
+    KernelClass::kMoe,           KernelClass::kGdnConvPrefill,   KernelClass::kGdnPrefill,
+    KernelClass::kGdnConvDecode, KernelClass::kGdnDecode};
+inline constexpr std::array<KernelClass, 4> kGdnKernelClasses = {
+    KernelClass::kGdnConvPrefill, KernelClass::kGdnPrefill, KernelClass::kGdnConvDecode,
+    KernelClass::kGdnDecode};
 
-// "gemm", "prefill_attention", "decode_attention", "moe".
+bool IsGdn(KernelClass cls);
+
+// "gemm", "prefill_attention", "decode_attention", "moe", "gdn_conv_prefill",
+// "gdn_prefill", "gdn_conv_decode", "gdn_decode".
 std::string_view NameOf(KernelClass cls);
 
 // Y[m x n] = X[m x k] W^T.
@@ -58,12 +78,27 @@ struct MoeKernelShape {
   int64_t ep = 1;
 };
 
+// One GDN layer's sub-kernel on one GPU: `batch` sequences of `seq_len` tokens each (1 in
+// decode), heads per GPU, a `conv_kernel`-wide short convolution.
+struct GdnKernelShape {
+  int64_t batch = 0;
+  int64_t seq_len = 0;
+  int64_t k_heads = 0;
+  int64_t head_k_dim = 0;
+  int64_t v_heads = 0;
+  int64_t head_v_dim = 0;
+  int64_t conv_kernel = 0;
+
+  int64_t ConvDim() const { return 2 * k_heads * head_k_dim + v_heads * head_v_dim; }
+};
+
 // One measured row. Only the shape of its class is filled in.
 struct MeasuredKernel {
   KernelClass cls = KernelClass::kGemm;
   GemmKernelShape gemm;
   AttentionKernelShape attention;
   MoeKernelShape moe;
+  GdnKernelShape gdn;
   double measured_us = 0;
   int line = 0;  // in the class's table file
 };
@@ -79,6 +114,7 @@ struct MeasuredKernelFiles {
   std::filesystem::path context_attention;
   std::filesystem::path generation_attention;
   std::filesystem::path moe;
+  std::filesystem::path gdn;  // all four GDN classes
 
   const std::filesystem::path& Of(KernelClass cls) const;
 };
@@ -106,5 +142,7 @@ void ReadContextAttentionTable(const std::filesystem::path& path, std::vector<Me
 void ReadGenerationAttentionTable(const std::filesystem::path& path,
                                   std::vector<MeasuredKernel>& out);
 void ReadMoeTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out);
+// gdn_perf.csv: one row per sub-kernel, told apart by kernel_source.
+void ReadGdnTable(const std::filesystem::path& path, std::vector<MeasuredKernel>& out);
 
 }  // namespace fleetsim
