@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bundles/analytic_bundle.h"
+#include "bundles/kernel_db_bundle.h"
 #include "core/input_error.h"
 #include "core/json_writer.h"
 #include "core/project_paths.h"
@@ -18,7 +19,14 @@
 namespace fleetsim {
 namespace {
 
+std::string DefaultKernelTables() {
+  return (ProjectRoot() / ".." / "shared" / "data" / "profiles" / "aiconfigurator")
+      .lexically_normal()
+      .string();
+}
+
 struct BuildOptions {
+  std::string data = DefaultKernelTables();
   std::string source = "analytic";
   std::string model;
   std::string hardware;
@@ -27,10 +35,9 @@ struct BuildOptions {
 };
 
 void Build(const BuildOptions& options) {
-  if (options.source != "analytic") {
+  if (options.source != "analytic" && options.source != "kernel-db") {
     throw OptionError("--source",
-                      "'" + options.source +
-                          "' is not available yet (accepted now: analytic; kernel-db is planned)");
+                      "unknown source '" + options.source + "' (accepted: analytic, kernel-db)");
   }
   const ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
   const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), options.hardware);
@@ -45,8 +52,12 @@ void Build(const BuildOptions& options) {
   const std::string out = options.out.empty()
                               ? (ModelsDir() / card.name / "bundles" / hardware.name).string()
                               : options.out;
-  WriteAnalyticBundle(card, hardware, tps, out);
-  std::cout << "wrote " << out << " (analytic, TP";
+  if (options.source == "kernel-db") {
+    WriteKernelDbBundle(card, hardware, tps, options.data, out);
+  } else {
+    WriteAnalyticBundle(card, hardware, tps, out);
+  }
+  std::cout << "wrote " << out << " (" << options.source << ", TP";
   for (int tp : tps)
     std::cout << ' ' << tp;
   std::cout << ")\n";
@@ -155,9 +166,7 @@ void ReportCoverage(const CoverageOptions& options) {
 }
 
 struct CalibrateOptions {
-  std::string data = (ProjectRoot() / ".." / "shared" / "data" / "profiles" / "aiconfigurator")
-                         .lexically_normal()
-                         .string();
+  std::string data = DefaultKernelTables();
   bool json = false;
 };
 

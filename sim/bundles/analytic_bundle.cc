@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "core/input_error.h"
@@ -59,16 +61,69 @@ std::vector<std::string> DenseKernels(const ModelCard& card) {
   return kernels;
 }
 
-void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir) {
+// Where each kernel's rows came from: every row measured, none, or some.
+class Origins {
+ public:
+  void Note(const std::string& kernel, bool measured) {
+    (measured ? measured_ : analytic_)[kernel] = true;
+  }
+  std::map<std::string, std::string> ByKernel() const {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : analytic_)
+      out[k] = measured_.contains(k) ? "mixed" : "analytic";
+    for (const auto& [k, v] : measured_) {
+      if (!analytic_.contains(k)) out[k] = "measured";
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, bool> measured_, analytic_;
+};
+
+// The measured value when the overrides have one, else the analytic one.
+double Pick(std::optional<double> measured, double analytic, const std::string& kernel,
+            Origins& origins) {
+  origins.Note(kernel, measured.has_value());
+  return measured ? *measured : analytic;
+}
+
+void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir,
+             const KernelOverrides* overrides, Origins& origins) {
   fs::create_directories(dir);
   const AnalyticKernels k(card, hardware, tp, hardware.attention_backend.split_kv_decode);
+  auto dense_us = [&](const std::string& kernel, int64_t t) {
+    const double analytic = k.DenseUs(kernel, t);
+    if (analytic < 0 || overrides == nullptr) {
+      if (analytic >= 0) origins.Note(kernel, false);
+      return analytic;
+    }
+    return Pick(overrides->DenseUs(kernel, t), analytic, kernel, origins);
+  };
+  auto per_sequence_us = [&](const std::string& kernel, int64_t sequences) {
+    const double analytic = k.PerSequenceUs(kernel, sequences);
+    if (overrides == nullptr) {
+      origins.Note(kernel, false);
+      return analytic;
+    }
+    return Pick(overrides->PerSequenceUs(kernel, sequences), analytic, kernel, origins);
+  };
+  auto gdn_us = [&](const std::string& kernel, int64_t tokens, int64_t decodes) {
+    const double analytic = k.GdnUs(kernel, tokens, decodes);
+    if (analytic < 0) return analytic;
+    if (overrides == nullptr) {
+      origins.Note(kernel, false);
+      return analytic;
+    }
+    return Pick(overrides->GdnUs(kernel, tokens, decodes), analytic, kernel, origins);
+  };
   const std::vector<int64_t> tokens = Grid(1, 16384);
   {
     std::ofstream out(dir / "dense.csv");
     out << "layer,tokens,time_us\n";
     for (const std::string& kernel : DenseKernels(card)) {
       for (int64_t t : tokens) {
-        const double us = k.DenseUs(kernel, t);
+        const double us = dense_us(kernel, t);
         if (us >= 0) out << kernel << ',' << t << ',' << Us(us) << '\n';
       }
     }
@@ -78,7 +133,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     out << "layer,sequences,time_us\n";
     for (const char* kernel : {"lm_head", "sampler"}) {
       for (int64_t s : Grid(1, 4096))
-        out << kernel << ',' << s << ',' << Us(k.PerSequenceUs(kernel, s)) << '\n';
+        out << kernel << ',' << s << ',' << Us(per_sequence_us(kernel, s)) << '\n';
     }
   }
   if (card.CountLayers(LayerType::kFullAttention) > 0) {
@@ -88,6 +143,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     const int64_t max_len = card.max_position_embeddings;
     std::vector<int64_t> kvs = Grid(16, max_len);
     kvs.insert(kvs.begin(), 0);
+    origins.Note("attention", false);
     for (int64_t c : Grid(16, 16384)) {
       for (int64_t kv : kvs)
         out << c << ',' << kv << ",0,0," << Us(k.AttentionPrefillUs(c, kv)) << '\n';
@@ -110,7 +166,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       for (int64_t t : prefill) {
         for (int64_t n : decodes) {
           if (t == 0 && n == 0) continue;
-          const double us = k.GdnUs(kernel, t, n);
+          const double us = gdn_us(kernel, t, n);
           if (us >= 0) out << kernel << ',' << t << ',' << n << ',' << Us(us) << '\n';
         }
       }
@@ -119,6 +175,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
   if (card.moe) {
     std::ofstream out(dir / "moe.csv");
     out << "tokens,activated_experts,time_us\n";
+    origins.Note("moe", false);
     const int64_t experts = card.moe->num_experts;
     for (int64_t t : tokens) {
       for (int64_t a : Grid(card.moe->experts_per_token, experts)) {
@@ -145,19 +202,29 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& dir) {
+  BundleRecipe recipe;
+  recipe.source = std::string("{kind: analytic, tool: fleetsim, generator: ") + kGeneratorVersion +
+                  ", model: roofline+occupancy, calibrated: h100+h200 kernel tables}";
+  WriteBundle(card, hardware, tps, dir, recipe);
+}
+
+void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
+                 const std::string& dir, const BundleRecipe& recipe) {
   const fs::path target(dir);
   const fs::path staging = target.string() + ".tmp";
   fs::remove_all(staging);
   fs::create_directories(staging);
   std::ofstream meta(staging / "meta.yaml");
-  meta << "# Generated by fleetsim from its analytic kernel model; not measured.\n"
+  meta << "# Generated by fleetsim"
+       << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
+       << " from its analytic kernel model.\n"
        << "model: " << card.name << "\nhardware: " << hardware.name << "\n"
-       << "source: {kind: analytic, tool: fleetsim, generator: " << kGeneratorVersion
-       << ", model: roofline+occupancy, calibrated: h100+h200 kernel tables}\n"
+       << "source: " << recipe.source << "\n"
        << "gdn_layout: historical\ntp_degrees: [";
   for (std::size_t i = 0; i < tps.size(); ++i)
     meta << (i ? ", " : "") << tps[i];
   meta << "]\nengine_resolved:\n  per_tp:\n";
+  std::map<int, std::map<std::string, std::string>> kernel_origins;
   for (int tp : tps) {
     EngineConfig config;
     config.tensor_parallel_size = tp;
@@ -173,7 +240,21 @@ void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
          << ", mamba_page_padded_bytes: " << layout.mamba_page_padded_bytes
          << ", max_num_batched_tokens: " << engine.max_num_batched_tokens
          << ", kv_cache_bytes: " << kv_bytes << "}\n";
-    WriteTp(card, hardware, tp, staging / ("tp" + std::to_string(tp)));
+    const std::unique_ptr<KernelOverrides> overrides =
+        recipe.overrides ? recipe.overrides(tp) : nullptr;
+    Origins origins;
+    WriteTp(card, hardware, tp, staging / ("tp" + std::to_string(tp)), overrides.get(), origins);
+    kernel_origins[tp] = origins.ByKernel();
+  }
+  meta << "kernel_origin:\n";
+  for (const auto& [tp, kernels] : kernel_origins) {
+    meta << "  " << tp << ": {";
+    bool first = true;
+    for (const auto& [kernel, origin] : kernels) {
+      meta << (first ? "" : ", ") << kernel << ": " << origin;
+      first = false;
+    }
+    meta << "}\n";
   }
   meta.close();
   fs::remove_all(target);

@@ -6,6 +6,10 @@
 //   std::string dir = CachedAnalyticBundle(card, hardware);   // builds on first use
 #pragma once
 
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,25 @@
 
 namespace fleetsim {
 
+// Measured latencies (microseconds) that replace the analytic ones where they exist, for
+// one TP degree: a kernel-db bundle is an analytic bundle with these substituted.
+class KernelOverrides {
+ public:
+  virtual ~KernelOverrides() = default;
+  virtual std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const = 0;
+  virtual std::optional<double> PerSequenceUs(const std::string& kernel,
+                                              int64_t sequences) const = 0;
+  virtual std::optional<double> GdnUs(const std::string& kernel, int64_t prefill_tokens,
+                                      int64_t n_decode) const = 0;
+};
+using OverridesForTp = std::function<std::unique_ptr<KernelOverrides>(int tp)>;
+
+// How a bundle is built: its meta.yaml source line and, for kernel-db, the overrides.
+struct BundleRecipe {
+  std::string source = "{kind: analytic, tool: fleetsim}";
+  OverridesForTp overrides;  // empty: analytic only
+};
+
 // TP degrees 1, 2, 4, 8 that fit one node of `hardware` and divide the model's heads.
 std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& hardware);
 
@@ -21,6 +44,9 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 // by rename). A TP that does not divide the heads is an InputError naming the field.
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& dir);
+// The same with a recipe; kernel origins (measured / analytic / mixed) go to meta.yaml.
+void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
+                 const std::string& dir, const BundleRecipe& recipe);
 
 // The cached analytic bundle for (model, hardware) at the default TP degrees, built on
 // first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/ (git-ignored).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "model/cache_shapes.h"
 
@@ -169,39 +170,56 @@ AnalyticKernels::AnalyticKernels(const ModelCard& card, const HardwareSpec& hard
       r_(hardware, card.dtype, split_kv, constants),
       act_bytes_(BytesOf(card.dtype)) {}
 
+std::optional<GemmDims> AnalyticKernels::GemmDimsOf(const std::string& kernel) const {
+  const double h = static_cast<double>(card_.hidden_size);
+  const double tp = tp_;
+  const AttentionShape& a = card_.attention;
+  const double q_heads = a.num_q_heads / tp;
+  const double kv_heads = KvHeadsPerRank(card_, tp_);
+  const double inter = static_cast<double>(card_.intermediate_size) / tp;
+  if (kernel == "qkv_proj") {
+    return GemmDims{
+        q_heads * a.head_dim * (a.output_gate ? 2 : 1) + kv_heads * (a.head_dim + a.v_head_dim), h};
+  }
+  if (kernel == "o_proj") return GemmDims{h, q_heads * a.v_head_dim};
+  if (kernel == "gate_up_proj") return GemmDims{2 * inter, h};
+  if (kernel == "down_proj") return GemmDims{h, inter};
+  if (kernel == "lm_head") return GemmDims{static_cast<double>(card_.vocab_size) / tp, h};
+  if (!card_.linear) return std::nullopt;
+  const LinearAttentionShape& g = *card_.linear;
+  const double key = g.num_k_heads * g.k_head_dim / tp;
+  const double value = g.num_v_heads * g.v_head_dim / tp;
+  if (kernel == "gdn_in_proj") return GemmDims{2 * key + 2 * value + 2 * g.num_v_heads / tp, h};
+  if (kernel == "gdn_out_proj") return GemmDims{h, value};
+  return std::nullopt;
+}
+
 double AnalyticKernels::DenseUs(const std::string& kernel, int64_t tokens) const {
   const auto t = static_cast<double>(tokens);
+  if (const auto gemm = GemmDimsOf(kernel); gemm && kernel != "lm_head")
+    return r_.GemmUs(t, gemm->n, gemm->k);
   const double h = static_cast<double>(card_.hidden_size);
   const double tp = tp_;
   const AttentionShape& a = card_.attention;
   const double q_heads = a.num_q_heads / tp;
   const double kv_heads = KvHeadsPerRank(card_, tp_);
   if (kernel == "embedding") return r_.ElementwiseUs(2 * t * h * act_bytes_);
-  if (kernel == "layernorm" || kernel == "final_layernorm")
+  if (kernel == "layernorm" || kernel == "final_layernorm") {
     return r_.ElementwiseUs(2 * t * h * act_bytes_ + h * 4);
-  if (kernel == "qkv_proj") {
-    return r_.GemmUs(
-        t, q_heads * a.head_dim * (a.output_gate ? 2 : 1) + kv_heads * (a.head_dim + a.v_head_dim),
-        h);
   }
-  if (kernel == "qk_norm")
+  if (kernel == "qk_norm") {
     return a.qk_norm ? r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_)
                      : -1;
+  }
   if (kernel == "rotary_emb")
     return r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_);
-  if (kernel == "o_proj") return r_.GemmUs(t, h, q_heads * a.v_head_dim);
-  if (kernel == "gate_up_proj")
-    return r_.GemmUs(t, 2 * static_cast<double>(card_.intermediate_size) / tp, h);
-  if (kernel == "act_fn")
+  if (kernel == "act_fn") {
     return r_.ElementwiseUs(3 * t * static_cast<double>(card_.intermediate_size) / tp * act_bytes_);
-  if (kernel == "down_proj")
-    return r_.GemmUs(t, h, static_cast<double>(card_.intermediate_size) / tp);
+  }
   if (!card_.linear) return -1;
   const LinearAttentionShape& g = *card_.linear;
   const double key = g.num_k_heads * g.k_head_dim / tp;
   const double value = g.num_v_heads * g.v_head_dim / tp;
-  if (kernel == "gdn_in_proj") return r_.GemmUs(t, 2 * key + 2 * value + 2 * g.num_v_heads / tp, h);
-  if (kernel == "gdn_out_proj") return r_.GemmUs(t, h, value);
   if (kernel == "gdn_norm") return r_.ElementwiseUs(3 * t * value * act_bytes_);
   if (kernel == "gdn_glue") return r_.ElementwiseUs(4 * t * (2 * key + 2 * value) * act_bytes_);
   return -1;
@@ -211,6 +229,7 @@ double AnalyticKernels::PerSequenceUs(const std::string& kernel, int64_t sequenc
   const auto s = static_cast<double>(sequences);
   const double vocab = static_cast<double>(card_.vocab_size);
   if (kernel == "lm_head") return r_.GemmUs(s, vocab / tp_, static_cast<double>(card_.hidden_size));
+  // (GemmDimsOf("lm_head") gives the same n and k.)
   // Sampling reads the gathered fp32 logits a few times (softmax, top-k/p, draw).
   if (kernel == "sampler") return r_.ElementwiseUs(3 * s * vocab * 4);
   return -1;

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "model/hardware.h"
 #include "model/model_card.h"
@@ -108,6 +110,12 @@ class KernelRoofline {
   double act_bytes_;
 };
 
+// A GEMM's output width n and reduction depth k (its m is the step's tokens or sequences).
+struct GemmDims {
+  double n = 0;
+  double k = 0;
+};
+
 class AnalyticKernels {
  public:
   AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp, bool split_kv,
@@ -116,6 +124,8 @@ class AnalyticKernels {
   // Microseconds for `tokens` tokens (dense-table kernels), by bundle kernel name; a
   // kernel the model does not have returns a negative value.
   double DenseUs(const std::string& kernel, int64_t tokens) const;
+  // The (n, k) of a kernel that is a GEMM at this TP (projections and lm_head).
+  std::optional<GemmDims> GemmDimsOf(const std::string& kernel) const;
   // lm_head and sampler for `sequences` sampled sequences.
   double PerSequenceUs(const std::string& kernel, int64_t sequences) const;
   // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes

@@ -1,0 +1,123 @@
+#include "bundles/kernel_db_bundle.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "bundles/analytic_bundle.h"
+#include "core/input_error.h"
+#include "perf/analytic_kernels.h"
+#include "perf/grid_table.h"
+#include "perf/kernel_db/measured_kernels.h"
+
+namespace fleetsim {
+namespace {
+
+// A 1-D measured curve built from rows, read by linear interpolation.
+class Curve {
+ public:
+  void Add(double x, double us) { points_[x] = us; }
+  std::optional<double> At(double x) const {
+    if (points_.size() < 2) return std::nullopt;
+    if (!table_) {
+      std::vector<double> xs;
+      for (const auto& [px, us] : points_)
+        xs.push_back(px);
+      table_ = std::make_shared<GridTable>(std::vector<std::vector<double>>{xs});
+      std::size_t i = 0;
+      for (const auto& [px, us] : points_)
+        table_->Set({i++}, us);
+    }
+    return std::max(0.0, table_->Lookup({x}));
+  }
+
+ private:
+  std::map<double, double> points_;
+  mutable std::shared_ptr<GridTable> table_;
+};
+
+class KernelDbOverrides : public KernelOverrides {
+ public:
+  KernelDbOverrides(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                    const MeasuredTables& tables)
+      : analytic_(card, hardware, tp, hardware.attention_backend.split_kv_decode) {
+    int64_t k_heads = 0, v_heads = 0, dk = 0, dv = 0;
+    if (card.linear) {
+      k_heads = card.linear->num_k_heads / tp;
+      v_heads = card.linear->num_v_heads / tp;
+      dk = card.linear->k_head_dim;
+      dv = card.linear->v_head_dim;
+    }
+    for (const MeasuredKernel& row : tables.rows) {
+      if (row.cls == KernelClass::kGemm) {
+        gemm_[{row.gemm.n, row.gemm.k}].Add(static_cast<double>(row.gemm.m), row.measured_us);
+        continue;
+      }
+      if (!IsGdn(row.cls)) continue;
+      const GdnKernelShape& g = row.gdn;
+      if (g.k_heads != k_heads || g.v_heads != v_heads || g.head_k_dim != dk || g.head_v_dim != dv)
+        continue;
+      const bool prefill =
+          row.cls == KernelClass::kGdnConvPrefill || row.cls == KernelClass::kGdnPrefill;
+      if (prefill && g.batch != 1) continue;  // one sequence: the bundle's prefill axis
+      gdn_[std::string(NameOf(row.cls))].Add(static_cast<double>(prefill ? g.seq_len : g.batch),
+                                             row.measured_us);
+    }
+  }
+
+  std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const override {
+    return Gemm(kernel, tokens);
+  }
+  std::optional<double> PerSequenceUs(const std::string& kernel, int64_t sequences) const override {
+    return Gemm(kernel, sequences);
+  }
+  std::optional<double> GdnUs(const std::string& kernel, int64_t prefill_tokens,
+                              int64_t n_decode) const override {
+    auto curve = gdn_.find(kernel);
+    if (curve == gdn_.end()) return std::nullopt;
+    const bool prefill = kernel == "gdn_conv_prefill" || kernel == "gdn_prefill";
+    if (prefill && prefill_tokens <= 0) return std::nullopt;
+    if (!prefill && (prefill_tokens > 0 || n_decode <= 0)) return std::nullopt;
+    return curve->second.At(static_cast<double>(prefill ? prefill_tokens : n_decode));
+  }
+
+ private:
+  std::optional<double> Gemm(const std::string& kernel, int64_t m) const {
+    const std::optional<GemmDims> dims = analytic_.GemmDimsOf(kernel);
+    if (!dims) return std::nullopt;
+    auto curve = gemm_.find({static_cast<int64_t>(dims->n), static_cast<int64_t>(dims->k)});
+    if (curve == gemm_.end() || dims->n != std::floor(dims->n) || dims->k != std::floor(dims->k))
+      return std::nullopt;
+    return curve->second.At(static_cast<double>(m));
+  }
+
+  AnalyticKernels analytic_;
+  std::map<std::pair<int64_t, int64_t>, Curve> gemm_;
+  std::map<std::string, Curve> gdn_;
+};
+
+}  // namespace
+
+std::string KernelDbSystemOf(const HardwareSpec& hardware) {
+  if (hardware.name == "H100-SXM") return "h100_sxm";
+  if (hardware.name == "H200-SXM") return "h200_sxm";
+  throw OptionError("--hardware", "kernel-db tables exist for H100-SXM and H200-SXM, not " +
+                                      hardware.name + " (use --source analytic)");
+}
+
+void WriteKernelDbBundle(const ModelCard& card, const HardwareSpec& hardware,
+                         const std::vector<int>& tps, const std::string& aiconfigurator_dir,
+                         const std::string& dir) {
+  const std::string system = KernelDbSystemOf(hardware);
+  auto tables = std::make_shared<MeasuredTables>(LoadMeasuredKernels(aiconfigurator_dir, system));
+  BundleRecipe recipe;
+  recipe.source = "{kind: kernel-db, tool: fleetsim, tables: aiconfigurator/" + system +
+                  ", fill: analytic roofline+occupancy}";
+  recipe.overrides = [&card, &hardware, tables](int tp) -> std::unique_ptr<KernelOverrides> {
+    return std::make_unique<KernelDbOverrides>(card, hardware, tp, *tables);
+  };
+  WriteBundle(card, hardware, tps, dir, recipe);
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,31 @@
+// Bundles composed from measured per-op kernel tables (aiconfigurator, H100 and H200):
+// a kernel whose shape the tables measured takes the measured latencies (interpolated
+// along tokens or batch), every other kernel the calibrated analytic model's; meta.yaml
+// records each kernel's origin per TP.
+//
+// Measured where the tables have the exact shape: GEMMs by their (n, k) (projections,
+// lm_head), interpolated along m; the GDN sub-kernels of the model's per-GPU head counts
+// (conv and chunked delta rule from one-sequence prefills, conv update and recurrent step
+// from decode batches). Analytic: attention (the tables hold head_dim 64/128 without
+// cached history), norms and glue, gdn_post_conv, gdn_decode_mixed, the sampler, MoE.
+//
+//   WriteKernelDbBundle(card, h200, {1, 2, 4, 8}, "../shared/data/profiles/aiconfigurator", "out");
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/hardware.h"
+#include "model/model_card.h"
+
+namespace fleetsim {
+
+// The aiconfigurator system folder of a catalog GPU ("h200_sxm"); an InputError naming
+// the GPUs with tables otherwise.
+std::string KernelDbSystemOf(const HardwareSpec& hardware);
+
+void WriteKernelDbBundle(const ModelCard& card, const HardwareSpec& hardware,
+                         const std::vector<int>& tps, const std::string& aiconfigurator_dir,
+                         const std::string& dir);
+
+}  // namespace fleetsim
