@@ -201,7 +201,8 @@ void RunCalibration(const CalibrateOptions& options) {
 }  // namespace
 
 void AddBundleCommand(CLI::App& app) {
-  CLI::App* bundle = app.add_subcommand("bundle", "Build performance bundles");
+  CLI::App* bundle =
+      app.add_subcommand("bundle", "Build, compare, check and calibrate performance bundles");
   bundle->require_subcommand(1);
   auto options = std::make_shared<BuildOptions>();
   CLI::App* build = bundle->add_subcommand(
