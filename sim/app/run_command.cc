@@ -121,14 +121,8 @@ void Run(const RunOptions& options) {
     request->prompt_tokens = r->input_tokens;
     request->max_output_tokens = r->output_tokens;
     if (r->hash_block_size > 0) {
-      if (r->hash_block_size != setup.layout.block_size) {
-        throw InputError(options.workload, 0, "hash_block_size",
-                         "hashes at block size " + std::to_string(r->hash_block_size) +
-                             " cannot drive an engine with block size " +
-                             std::to_string(setup.layout.block_size) +
-                             " (mapping between block sizes comes with the workload issue)");
-      }
-      request->prompt_block_hashes.assign(r->block_hashes.begin(), r->block_hashes.end());
+      const std::vector<uint64_t> hashes = MapBlockHashes(*r, setup.layout.block_size);
+      request->prompt_block_hashes.assign(hashes.begin(), hashes.end());
     }
     for (FleetInstance& instance : fleet)
       instance.engine->RunUntil(std::min(r->arrival, horizon));

@@ -27,7 +27,7 @@ int64_t Tokens(const JsonLines& lines, const YAML::Node& row, const char* key) {
 
 VllmBenchReader::VllmBenchReader(const std::string& path) : lines_(path) {}
 
-std::optional<VllmBenchRequest> VllmBenchReader::Next() {
+std::optional<VllmBenchRequest> VllmBenchReader::ReadOne() {
   const YAML::Node* row = lines_.Next();
   if (row == nullptr) return std::nullopt;
   VllmBenchRequest r;
@@ -38,11 +38,25 @@ std::optional<VllmBenchRequest> VllmBenchReader::Next() {
   r.queued_s = Number(lines_, *row, "queued_ts");
   r.first_token_s = Number(lines_, *row, "first_token_ts");
   r.last_token_s = Number(lines_, *row, "last_token_ts");
-  if (r.queued_s < last_queued_) {
-    lines_.Fail("queued_ts", "goes back in time (requests must be in arrival order)");
+  if (r.queued_s < last_emitted_) {
+    lines_.Fail("queued_ts", "is earlier than a request " + std::to_string(kReorderWindow) +
+                                 " or more lines before it (requests must be in arrival order)");
   }
-  last_queued_ = r.queued_s;
   return r;
+}
+
+std::optional<VllmBenchRequest> VllmBenchReader::Next() {
+  while (window_.size() < kReorderWindow) {
+    std::optional<VllmBenchRequest> r = ReadOne();
+    if (!r) break;
+    window_.emplace(std::make_pair(r->queued_s, lines_.line()), std::move(*r));
+  }
+  if (window_.empty()) return std::nullopt;
+  auto first = window_.begin();
+  VllmBenchRequest out = std::move(first->second);
+  window_.erase(first);
+  last_emitted_ = out.queued_s;
+  return out;
 }
 
 }  // namespace fleetsim

@@ -1,11 +1,13 @@
 #include "workload/workload_source.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "core/input_error.h"
 #include "core/json_lines.h"
+#include "workload/trace_importers.h"
 #include "workload/vllm_bench_reader.h"
 
 namespace fleetsim {
@@ -98,7 +100,7 @@ class VllmBenchSource : public WorkloadSource {
   std::optional<double> origin_;
 };
 
-// The format of the first non-empty line: vllm-bench rows carry queued_ts.
+// The format from the first non-empty line: a CSV header or a JSON object's keys.
 std::string Detect(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot open file");
@@ -107,21 +109,56 @@ std::string Detect(const std::string& path) {
   while (std::getline(in, text)) {
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (text.rfind("TIMESTAMP,ContextTokens,GeneratedTokens", 0) == 0) return "azure";
+    if (text.find("num_prefill_tokens") != std::string::npos) return "vidur";
     if (text.find("\"queued_ts\"") != std::string::npos) return "vllm-bench";
+    if (text.find("\"input_length\"") != std::string::npos) return "mooncake";
     if (text.find("\"input_tokens\"") != std::string::npos) return "native";
-    throw InputError(path, line, "", "unknown trace format (give --format: native, vllm-bench)");
+    throw InputError(
+        path, line, "",
+        "unknown trace format (give --format: native, vllm-bench, azure, vidur, mooncake)");
   }
   throw InputError(path, 0, "", "empty trace");
 }
 
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
 }  // namespace
+
+std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_size) {
+  if (r.hash_block_size == 0) return {};
+  if (r.hash_block_size == engine_block_size) return r.block_hashes;
+  const int64_t trace_block = r.hash_block_size;
+  // Tokens the hashes stand for: whole trace blocks, or the whole prompt when the last
+  // (partial) block is hashed too.
+  const int64_t hashed =
+      std::min(r.input_tokens, static_cast<int64_t>(r.block_hashes.size()) * trace_block);
+  std::vector<uint64_t> out;
+  for (int64_t i = 0; (i + 1) * engine_block_size <= hashed; ++i) {
+    const int64_t last_token = (i + 1) * engine_block_size - 1;
+    const auto j = static_cast<std::size_t>(last_token / trace_block);
+    const bool partial = (static_cast<int64_t>(j) + 1) * trace_block > r.input_tokens;
+    if (partial && !r.hashes_cover_partial_block) break;
+    out.push_back(Mix(r.block_hashes[j] ^ Mix(static_cast<uint64_t>(i) + 0x5EED)));
+  }
+  return out;
+}
 
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {
   const std::string chosen = format == "auto" ? Detect(path) : format;
   if (chosen == "native") return std::make_unique<NativeJsonl>(path);
   if (chosen == "vllm-bench") return std::make_unique<VllmBenchSource>(path);
+  if (chosen == "azure") return OpenAzureCsv(path);
+  if (chosen == "vidur") return OpenVidurCsv(path);
+  if (chosen == "mooncake") return OpenMooncakeJsonl(path);
   throw OptionError("--format",
-                    "unknown format '" + format + "' (accepted: auto, native, vllm-bench)");
+                    "unknown format '" + format +
+                        "' (accepted: auto, native, vllm-bench, azure, vidur, mooncake)");
 }
 
 }  // namespace fleetsim

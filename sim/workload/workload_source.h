@@ -30,6 +30,8 @@ struct WorkloadRequest {
   int64_t output_tokens = 0;
   std::vector<uint64_t> block_hashes;
   int hash_block_size = 0;  // 0: no hashes
+  // The last hash stands for a partial block too (Mooncake hashes every started block).
+  bool hashes_cover_partial_block = false;
 };
 
 class WorkloadSource {
@@ -40,8 +42,16 @@ class WorkloadSource {
   virtual std::string format() const = 0;
 };
 
-// `format`: auto, native or vllm-bench. Unknown formats and unreadable files are
-// InputErrors; so is a malformed line, with its line number and field.
+// Engine-block prefix hashes from a trace's hashes at another block size. Engine block i
+// (tokens [i*B, (i+1)*B)) is shared by two requests when the trace block holding its last
+// token is -- the trace's ids are prefix-identifying -- so its hash is that trace block's
+// id mixed with i. This is conservative: two prompts identical through an engine block
+// but not through the rest of the trace block are not counted as sharing it. Only engine
+// blocks inside the hashed, full part of the prompt get hashes; later ones are unique.
+std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& request, int engine_block_size);
+
+// `format`: auto, native, vllm-bench, azure, vidur or mooncake. Unknown formats and unreadable
+// files are InputErrors; so is a malformed line, with its line number and field.
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format);
 
 }  // namespace fleetsim
