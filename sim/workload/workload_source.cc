@@ -68,9 +68,13 @@ class NativeJsonl : public WorkloadSource {
       }
       r.hash_block_size = Get<int>(row, "hash_block_size", true, 0);
       if (r.hash_block_size <= 0) lines_.Fail("hash_block_size", "must be positive");
-      if (static_cast<int64_t>(r.block_hashes.size()) > r.input_tokens / r.hash_block_size) {
-        lines_.Fail("block_hashes", "more hashes than full prompt blocks");
+      // One hash per started block at most; a hash for the trailing partial block is
+      // allowed (Mooncake-style traces hash every started block).
+      const int64_t blocks = static_cast<int64_t>(r.block_hashes.size());
+      if (blocks > (r.input_tokens + r.hash_block_size - 1) / r.hash_block_size) {
+        lines_.Fail("block_hashes", "more hashes than prompt blocks");
       }
+      r.hashes_cover_partial_block = blocks * r.hash_block_size > r.input_tokens;
     }
     return r;
   }

@@ -43,9 +43,9 @@ TEST(WorkloadSource, BadLinesNameTheLineAndTheField) {
       {"{\"input_tokens\": 4, \"output_tokens\": 1}", "arrival_s"},
       {"{\"arrival_s\": 0.1, \"input_tokens\": 4, \"output_tokens\": 1}",
        "arrival_s"},  // back in time
-      {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1, 2],"
+      {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1, 2, 3],"
        " \"hash_block_size\": 16}",
-       "block_hashes"},  // two hashes, one full block
+       "block_hashes"},  // three hashes, two started blocks
       {"[1, 2]", ""},
       {"{\"arrival_s\": 1, \"input_tokens\": 4,", ""},
   };
