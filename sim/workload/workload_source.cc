@@ -7,6 +7,7 @@
 
 #include "core/input_error.h"
 #include "core/json_lines.h"
+#include "workload/generator.h"
 #include "workload/trace_importers.h"
 #include "workload/vllm_bench_reader.h"
 
@@ -154,15 +155,17 @@ std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_
 }
 
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {
+  if ((format == "auto" || format == "generator") && IsGeneratorSpec(path))
+    return OpenGeneratedWorkload(path);
   const std::string chosen = format == "auto" ? Detect(path) : format;
   if (chosen == "native") return std::make_unique<NativeJsonl>(path);
   if (chosen == "vllm-bench") return std::make_unique<VllmBenchSource>(path);
   if (chosen == "azure") return OpenAzureCsv(path);
   if (chosen == "vidur") return OpenVidurCsv(path);
   if (chosen == "mooncake") return OpenMooncakeJsonl(path);
-  throw OptionError("--format",
-                    "unknown format '" + format +
-                        "' (accepted: auto, native, vllm-bench, azure, vidur, mooncake)");
+  throw OptionError(
+      "--format", "unknown format '" + format +
+                      "' (accepted: auto, native, vllm-bench, azure, vidur, mooncake, generator)");
 }
 
 }  // namespace fleetsim

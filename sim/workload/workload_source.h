@@ -50,7 +50,8 @@ class WorkloadSource {
 // blocks inside the hashed, full part of the prompt get hashes; later ones are unique.
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& request, int engine_block_size);
 
-// `format`: auto, native, vllm-bench, azure, vidur or mooncake. Unknown formats and unreadable
+// `format`: auto, native, vllm-bench, azure, vidur, mooncake, or generator (a YAML spec
+// with a top-level `generator:`, see generator.h). Unknown formats and unreadable
 // files are InputErrors; so is a malformed line, with its line number and field.
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format);
 

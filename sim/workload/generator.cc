@@ -1,0 +1,192 @@
+#include "workload/generator.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/yaml_section.h"
+#include "workload/generator_arrivals.h"
+#include "workload/generator_prompt.h"
+#include "workload/generator_random.h"
+#include "workload/generator_spec.h"
+
+namespace fleetsim {
+namespace {
+
+using workload_gen::ArrivalProcess;
+using workload_gen::GeneratorSpec;
+using workload_gen::PromptBuilder;
+using workload_gen::Rng;
+using workload_gen::StreamPurpose;
+using workload_gen::StreamSeed;
+
+// The stopping rules (num_requests, duration_s) shared by both kinds of workload; a
+// subclass produces the unbounded stream in arrival order.
+class GeneratedWorkload : public WorkloadSource {
+ public:
+  explicit GeneratedWorkload(GeneratorSpec spec) : spec_(std::move(spec)) {}
+  std::string format() const override { return "generator"; }
+
+  std::optional<WorkloadRequest> Next() final {
+    if (done_ || (spec_.num_requests && emitted_ >= *spec_.num_requests)) return std::nullopt;
+    std::optional<WorkloadRequest> request = Produce();
+    if (!request || (spec_.duration && request->arrival >= *spec_.duration)) {
+      done_ = true;
+      return std::nullopt;
+    }
+    ++emitted_;
+    return request;
+  }
+
+ protected:
+  virtual std::optional<WorkloadRequest> Produce() = 0;
+
+  uint64_t Stream(StreamPurpose purpose, int64_t a = 0, int64_t b = 0) const {
+    return StreamSeed(spec_.seed, purpose, static_cast<uint64_t>(a), static_cast<uint64_t>(b));
+  }
+
+  const GeneratorSpec spec_;
+
+ private:
+  int64_t emitted_ = 0;
+  bool done_ = false;
+};
+
+class IndependentRequests : public GeneratedWorkload {
+ public:
+  explicit IndependentRequests(GeneratorSpec spec)
+      : GeneratedWorkload(std::move(spec)),
+        arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)) {}
+
+ private:
+  std::optional<WorkloadRequest> Produce() override {
+    const int64_t i = next_index_++;
+    WorkloadRequest r;
+    r.id = "r" + std::to_string(i);
+    r.arrival = arrivals_.Next();
+    Rng rng(Stream(StreamPurpose::kLengths, i));
+    const int64_t input = spec_.input_tokens.Sample(rng);
+    r.output_tokens = spec_.output_tokens.Sample(rng);
+    PromptBuilder prompt(spec_.hash_block_size);
+    int64_t shared = 0;
+    if (spec_.shared_prefix && rng.Uniform() < spec_.shared_prefix->fraction) {
+      // A prompt shorter than the prefix is all prefix: its blocks still match others'.
+      shared = std::min(input, spec_.shared_prefix->tokens);
+      prompt.Append(Stream(StreamPurpose::kSharedPrefix), shared);
+    }
+    prompt.Append(Stream(StreamPurpose::kPrompt, i), input - shared);
+    r.input_tokens = prompt.tokens();
+    r.block_hashes = prompt.block_hashes();
+    r.hash_block_size = spec_.hash_block_size;
+    return r;
+  }
+
+  ArrivalProcess arrivals_;
+  int64_t next_index_ = 0;
+};
+
+class Sessions : public GeneratedWorkload {
+ public:
+  explicit Sessions(GeneratorSpec spec)
+      : GeneratedWorkload(std::move(spec)),
+        arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)),
+        next_start_(arrivals_.Next()) {}
+
+ private:
+  // One conversation in progress: its history so far and when its next turn arrives.
+  struct Session {
+    int64_t id = 0;
+    int64_t turns = 0;
+    int64_t next_turn = 0;
+    SimTime next_arrival = 0;
+    PromptBuilder prompt{0};
+
+    auto Key() const { return std::make_tuple(next_arrival, id, next_turn); }
+  };
+  // Orders the heap so that its front is the earliest (time, session, turn).
+  static bool Later(const Session& a, const Session& b) { return a.Key() > b.Key(); }
+
+  bool MayStart() const {
+    const auto& count = spec_.sessions->count;
+    return !count || next_session_ < *count;
+  }
+
+  void StartSession() {
+    Session s;
+    s.id = next_session_++;
+    s.next_arrival = next_start_;
+    Rng turns(Stream(StreamPurpose::kSessionTurns, s.id));
+    s.turns = spec_.sessions->turns.Sample(turns);
+    s.prompt = PromptBuilder(spec_.hash_block_size);
+    s.prompt.Append(Stream(StreamPurpose::kSystemPrompt), spec_.sessions->system_prompt_tokens);
+    pending_.push_back(std::move(s));
+    std::push_heap(pending_.begin(), pending_.end(), Later);
+    next_start_ = arrivals_.Next();
+  }
+
+  std::optional<WorkloadRequest> Produce() override {
+    // Start sessions lazily, exactly when their first turn is the next request, so the
+    // output is a prefix of the same unbounded stream whatever the stopping rule.
+    while (MayStart() && (pending_.empty() || std::make_tuple(next_start_, next_session_,
+                                                              int64_t{0}) < pending_[0].Key())) {
+      StartSession();
+    }
+    if (pending_.empty()) return std::nullopt;
+    std::pop_heap(pending_.begin(), pending_.end(), Later);
+    Session s = std::move(pending_.back());
+    pending_.pop_back();
+
+    const int64_t turn = s.next_turn++;
+    WorkloadRequest r;
+    r.id = "s" + std::to_string(s.id) + "-t" + std::to_string(turn);
+    r.arrival = s.next_arrival;
+    Rng rng(Stream(StreamPurpose::kLengths, s.id, turn));
+    s.prompt.Append(Stream(StreamPurpose::kUserMessage, s.id, turn),
+                    spec_.input_tokens.Sample(rng));
+    r.output_tokens = spec_.output_tokens.Sample(rng);
+    r.input_tokens = s.prompt.tokens();
+    r.block_hashes = s.prompt.block_hashes();
+    r.hash_block_size = spec_.hash_block_size;
+
+    if (s.next_turn < s.turns) {
+      s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);
+      Rng think(Stream(StreamPurpose::kThinkTime, s.id, turn));
+      s.next_arrival += SecondsToSimTime(think.Exponential() * spec_.sessions->think_time_s);
+      pending_.push_back(std::move(s));
+      std::push_heap(pending_.begin(), pending_.end(), Later);
+    }
+    return r;
+  }
+
+  ArrivalProcess arrivals_;
+  SimTime next_start_;
+  int64_t next_session_ = 0;
+  std::vector<Session> pending_;  // a min-heap by Key(): one entry per active session
+};
+
+}  // namespace
+
+bool IsGeneratorSpec(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext != ".yaml" && ext != ".yml") return false;
+  try {
+    const YAML::Node doc = YAML::LoadFile(path);
+    return doc.IsMap() && doc["generator"].IsDefined();
+  } catch (const YAML::BadFile&) {
+    return false;
+  } catch (const YAML::Exception&) {
+    return true;  // let OpenGeneratedWorkload report where the syntax is wrong
+  }
+}
+
+std::unique_ptr<WorkloadSource> OpenGeneratedWorkload(const std::string& spec_path) {
+  GeneratorSpec spec = GeneratorSpec::Parse(LoadYamlFile(spec_path));
+  if (spec.sessions) return std::make_unique<Sessions>(std::move(spec));
+  return std::make_unique<IndependentRequests>(std::move(spec));
+}
+
+}  // namespace fleetsim

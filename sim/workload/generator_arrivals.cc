@@ -1,0 +1,55 @@
+#include "workload/generator_arrivals.h"
+
+#include <string>
+
+#include "workload/generator_fields.h"
+
+namespace fleetsim::workload_gen {
+
+ArrivalSpec ArrivalSpec::Parse(const YamlSection& s) {
+  ArrivalSpec spec;
+  const std::string process = s.Get<std::string>("process");
+  if (process == "poisson") {
+    s.RejectUnknownKeys({"process", "rate_per_s"});
+    spec.process = Process::kPoisson;
+  } else if (process == "gamma") {
+    s.RejectUnknownKeys({"process", "rate_per_s", "cv"});
+    spec.process = Process::kGamma;
+    spec.cv = GetNumber(s, "cv", kPositive);
+  } else if (process == "constant") {
+    s.RejectUnknownKeys({"process", "rate_per_s"});
+    spec.process = Process::kConstant;
+  } else {
+    s.Fail("process", "unknown process '" + process + "' (accepted: poisson, gamma, constant)");
+  }
+  spec.rate_per_s = GetNumber(s, "rate_per_s", kPositive);
+  if (spec.process == Process::kConstant && SecondsToSimTime(1.0 / spec.rate_per_s) < 1)
+    s.Fail("rate_per_s", "a constant rate must leave at least 1 ns between requests");
+  return spec;
+}
+
+ArrivalProcess::ArrivalProcess(const ArrivalSpec& spec, uint64_t stream_seed)
+    : spec_(spec), rng_(stream_seed), constant_gap_(SecondsToSimTime(1.0 / spec.rate_per_s)) {}
+
+SimTime ArrivalProcess::Next() {
+  const SimTime now = next_;
+  double gap_s = 0;
+  switch (spec_.process) {
+    case ArrivalSpec::Process::kPoisson:
+      gap_s = rng_.Exponential() / spec_.rate_per_s;
+      break;
+    case ArrivalSpec::Process::kGamma: {
+      // Shape 1/cv^2 gives coefficient of variation cv; the scale sets the mean to 1/rate.
+      const double shape = 1.0 / (spec_.cv * spec_.cv);
+      gap_s = rng_.Gamma(shape) / (shape * spec_.rate_per_s);
+      break;
+    }
+    case ArrivalSpec::Process::kConstant:
+      next_ += constant_gap_;
+      return now;
+  }
+  next_ += SecondsToSimTime(gap_s);
+  return now;
+}
+
+}  // namespace fleetsim::workload_gen

@@ -1,0 +1,75 @@
+#include "workload/generator_spec.h"
+
+#include <limits>
+#include <string>
+
+#include "workload/generator_fields.h"
+
+namespace fleetsim::workload_gen {
+namespace {
+
+SessionSpec ParseSessions(const YamlSection& s) {
+  s.RejectUnknownKeys({"count", "turns", "think_time_s", "system_prompt_tokens"});
+  SessionSpec spec;
+  if (s.Has("count")) spec.count = GetCount(s, "count");
+  spec.turns = LengthDistribution::Parse(s.Child("turns"));
+  spec.think_time_s = GetNumber(s, "think_time_s", kNonNegative, 0.0);
+  spec.system_prompt_tokens = s.GetOr<int64_t>("system_prompt_tokens", 0);
+  if (spec.system_prompt_tokens < 0) {
+    s.Fail("system_prompt_tokens",
+           "must be >= 0, got " + std::to_string(spec.system_prompt_tokens));
+  }
+  return spec;
+}
+
+SharedPrefixSpec ParseSharedPrefix(const YamlSection& s) {
+  s.RejectUnknownKeys({"tokens", "fraction"});
+  SharedPrefixSpec spec;
+  spec.tokens = GetCount(s, "tokens");
+  spec.fraction = GetNumber(s, "fraction", kNonNegative, 1.0);
+  if (spec.fraction > 1) s.Fail("fraction", "must be at most 1");
+  return spec;
+}
+
+}  // namespace
+
+GeneratorSpec GeneratorSpec::Parse(const YamlSection& doc) {
+  doc.RejectUnknownKeys({"generator"});
+  const YamlSection s = doc.Child("generator");
+  s.RejectUnknownKeys({"seed", "num_requests", "duration_s", "arrivals", "input_tokens",
+                       "output_tokens", "sessions", "shared_prefix", "hash_block_size"});
+  GeneratorSpec spec;
+  const int64_t seed = s.GetOr<int64_t>("seed", 0);
+  if (seed < 0) s.Fail("seed", "must be >= 0, got " + std::to_string(seed));
+  spec.seed = static_cast<uint64_t>(seed);
+
+  if (s.Has("num_requests")) spec.num_requests = GetCount(s, "num_requests");
+  if (s.Has("duration_s")) {
+    const double duration_s = GetNumber(s, "duration_s", kPositive);
+    // Keep SimTime arithmetic (arrival + think time) far from int64 overflow.
+    if (duration_s > 1e9) s.Fail("duration_s", "must be at most 1e9 s");
+    spec.duration = SecondsToSimTime(duration_s);
+  }
+  if (!spec.num_requests && !spec.duration)
+    s.Fail("num_requests", "missing: set num_requests, duration_s or both");
+
+  spec.arrivals = ArrivalSpec::Parse(s.Child("arrivals"));
+  spec.input_tokens = LengthDistribution::Parse(s.Child("input_tokens"));
+  spec.output_tokens = LengthDistribution::Parse(s.Child("output_tokens"));
+  if (auto sessions = s.FindChild("sessions")) spec.sessions = ParseSessions(*sessions);
+  if (auto shared = s.FindChild("shared_prefix")) {
+    if (spec.sessions) {
+      s.Fail("shared_prefix",
+             "applies to independent requests; sessions share sessions.system_prompt_tokens");
+    }
+    spec.shared_prefix = ParseSharedPrefix(*shared);
+  }
+  if (s.Has("hash_block_size")) {
+    const int64_t block = GetCount(s, "hash_block_size");
+    if (block > std::numeric_limits<int>::max()) s.Fail("hash_block_size", "is too large");
+    spec.hash_block_size = static_cast<int>(block);
+  }
+  return spec;
+}
+
+}  // namespace fleetsim::workload_gen

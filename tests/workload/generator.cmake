@@ -1,0 +1,5 @@
+# Included from tests/CMakeLists.txt (after fleetsim_test is defined): the seeded workload
+# generator (sim/workload/generator*.cc, built into fleetsim_workload).
+fleetsim_test(generator_test
+  SOURCES workload/generator_test.cc
+  LIBS fleetsim_workload)

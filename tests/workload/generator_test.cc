@@ -1,0 +1,412 @@
+#include "workload/generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/input_error.h"
+#include "support/temp_file.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::CatchInputError;
+using testing::TempFile;
+
+std::vector<WorkloadRequest> ReadAll(const std::string& path) {
+  auto source = OpenGeneratedWorkload(path);
+  std::vector<WorkloadRequest> out;
+  while (auto r = source->Next())
+    out.push_back(std::move(*r));
+  return out;
+}
+
+// Generates from `generator:` + `body`.
+std::vector<WorkloadRequest> Generate(const std::string& body) {
+  TempFile file("spec.yaml", "generator:\n" + body);
+  return ReadAll(file.path());
+}
+
+bool Same(const WorkloadRequest& a, const WorkloadRequest& b) {
+  return a.id == b.id && a.arrival == b.arrival && a.input_tokens == b.input_tokens &&
+         a.output_tokens == b.output_tokens && a.block_hashes == b.block_hashes &&
+         a.hash_block_size == b.hash_block_size;
+}
+
+double Mean(const std::vector<double>& xs) {
+  double sum = 0;
+  for (double x : xs)
+    sum += x;
+  return sum / static_cast<double>(xs.size());
+}
+
+double CoefficientOfVariation(const std::vector<double>& xs) {
+  const double mean = Mean(xs);
+  double sq = 0;
+  for (double x : xs)
+    sq += (x - mean) * (x - mean);
+  return std::sqrt(sq / static_cast<double>(xs.size() - 1)) / mean;
+}
+
+std::vector<double> Gaps(const std::vector<WorkloadRequest>& rs) {
+  std::vector<double> gaps;
+  for (size_t i = 1; i < rs.size(); ++i)
+    gaps.push_back(ToSeconds(rs[i].arrival - rs[i - 1].arrival));
+  return gaps;
+}
+
+const char kLengths[] =
+    "  input_tokens: {distribution: lognormal, median: 1000, sigma: 0.8, min: 1, max: 32768}\n"
+    "  output_tokens: {distribution: uniform, min: 32, max: 512}\n";
+
+const char kChat[] =
+    "  arrivals: {process: gamma, rate_per_s: 2.0, cv: 1.5}\n"
+    "  input_tokens: {distribution: uniform, min: 20, max: 200}\n"
+    "  output_tokens: {distribution: lognormal, median: 150, sigma: 0.5, min: 1, max: 2000}\n"
+    "  hash_block_size: 16\n"
+    "  sessions:\n"  // last, so that a test can add keys to it
+    "    turns: {distribution: uniform, min: 2, max: 6}\n"
+    "    think_time_s: 5.0\n"
+    "    system_prompt_tokens: 800\n";
+
+TEST(Generator, SameSpecSameRequestsOtherSeedOthers) {
+  for (const std::string& body : {std::string("  num_requests: 300\n") + kChat,
+                                  "  num_requests: 300\n  arrivals: {process: poisson, "
+                                  "rate_per_s: 5}\n  hash_block_size: 16\n" +
+                                      std::string(kLengths)}) {
+    SCOPED_TRACE(body);
+    const auto a = Generate("  seed: 42\n" + body);
+    const auto b = Generate("  seed: 42\n" + body);
+    const auto c = Generate("  seed: 43\n" + body);
+    ASSERT_EQ(a.size(), 300u);
+    ASSERT_EQ(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      ASSERT_TRUE(Same(a[i], b[i])) << i;
+    size_t differ = 0;
+    for (size_t i = 0; i < std::min(a.size(), c.size()); ++i)
+      if (!Same(a[i], c[i])) ++differ;
+    EXPECT_GT(differ, 250u);
+  }
+}
+
+// A fingerprint of everything generated: any change to the streams, the distributions or
+// the hashing shows up here, as would a platform whose math library rounds differently.
+TEST(Generator, FingerprintIsPinned) {
+  const auto rs = Generate("  seed: 42\n  num_requests: 2000\n" + std::string(kChat));
+  uint64_t h = 1469598103934665603ULL;
+  auto fold = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ULL; };
+  for (const auto& r : rs) {
+    for (char c : r.id)
+      fold(static_cast<uint64_t>(c));
+    fold(static_cast<uint64_t>(r.arrival));
+    fold(static_cast<uint64_t>(r.input_tokens));
+    fold(static_cast<uint64_t>(r.output_tokens));
+    for (uint64_t b : r.block_hashes)
+      fold(b);
+  }
+  ASSERT_EQ(rs.size(), 2000u);
+  EXPECT_EQ(rs[1].id, "s1-t0");
+  EXPECT_EQ(rs[1].arrival, 990931597);
+  EXPECT_EQ(h, 4762999813510730903ULL);
+}
+
+TEST(Generator, PoissonMeanGapIsOneOverRate) {
+  const auto rs = Generate(
+      "  seed: 1\n  num_requests: 20000\n"
+      "  arrivals: {process: poisson, rate_per_s: 5.0}\n" +
+      std::string(kLengths));
+  ASSERT_EQ(rs.size(), 20000u);
+  EXPECT_EQ(rs[0].arrival, 0);
+  EXPECT_NEAR(Mean(Gaps(rs)), 0.2, 0.2 * 0.03);
+  EXPECT_NEAR(CoefficientOfVariation(Gaps(rs)), 1.0, 0.05);
+}
+
+TEST(Generator, GammaHasTheRequestedCv) {
+  const auto rs = Generate(
+      "  seed: 2\n  num_requests: 20000\n"
+      "  arrivals: {process: gamma, rate_per_s: 5.0, cv: 2.0}\n" +
+      std::string(kLengths));
+  EXPECT_NEAR(Mean(Gaps(rs)), 0.2, 0.2 * 0.05);
+  EXPECT_NEAR(CoefficientOfVariation(Gaps(rs)), 2.0, 0.2);
+}
+
+TEST(Generator, ConstantArrivalsAreExactlySpaced) {
+  const auto rs = Generate(
+      "  num_requests: 1000\n"
+      "  arrivals: {process: constant, rate_per_s: 4.0}\n" +
+      std::string(kLengths));
+  for (size_t i = 0; i < rs.size(); ++i)
+    ASSERT_EQ(rs[i].arrival, static_cast<SimTime>(i) * 250'000'000);
+}
+
+std::vector<int64_t> InputLengths(const std::string& distribution) {
+  const auto rs = Generate(
+      "  seed: 7\n  num_requests: 20000\n"
+      "  arrivals: {process: poisson, rate_per_s: 5.0}\n"
+      "  input_tokens: " +
+      distribution + "\n  output_tokens: {distribution: fixed, value: 1}\n");
+  std::vector<int64_t> out;
+  for (const auto& r : rs) {
+    EXPECT_EQ(r.output_tokens, 1);
+    out.push_back(r.input_tokens);
+  }
+  return out;
+}
+
+TEST(Generator, FixedLengthsAreExact) {
+  for (int64_t n : InputLengths("{distribution: fixed, value: 777}"))
+    ASSERT_EQ(n, 777);
+}
+
+TEST(Generator, UniformLengthsStayInRangeWithTheRightMean) {
+  const auto ns = InputLengths("{distribution: uniform, min: 32, max: 512}");
+  std::vector<double> xs(ns.begin(), ns.end());
+  EXPECT_EQ(*std::min_element(ns.begin(), ns.end()), 32);
+  EXPECT_EQ(*std::max_element(ns.begin(), ns.end()), 512);
+  EXPECT_NEAR(Mean(xs), 272.0, 272.0 * 0.03);
+}
+
+TEST(Generator, LognormalHasTheRequestedMedian) {
+  auto ns = InputLengths("{distribution: lognormal, median: 1000, sigma: 0.8, max: 32768}");
+  std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2), ns.end());
+  EXPECT_NEAR(static_cast<double>(ns[ns.size() / 2]), 1000.0, 50.0);
+  EXPECT_LE(*std::max_element(ns.begin(), ns.end()), 32768);
+  EXPECT_GE(*std::min_element(ns.begin(), ns.end()), 1);
+}
+
+TEST(Generator, ZipfStaysInRangeWithFallingFrequencies) {
+  const auto ns = InputLengths("{distribution: zipf, exponent: 1.2, min: 10, max: 109}");
+  std::map<int64_t, int> count;
+  for (int64_t n : ns) {
+    ASSERT_GE(n, 10);
+    ASSERT_LE(n, 109);
+    ++count[n];
+  }
+  for (int64_t v = 10; v < 15; ++v)
+    EXPECT_GT(count[v], count[v + 1]) << v;
+  // Further out single values are close; buckets of ten must still fall.
+  int previous = static_cast<int>(ns.size());
+  for (int64_t start = 10; start < 110; start += 10) {
+    int bucket = 0;
+    for (int64_t v = start; v < start + 10; ++v)
+      bucket += count[v];
+    EXPECT_LT(bucket, previous) << start;
+    previous = bucket;
+  }
+}
+
+TEST(Generator, StopsAtNumRequestsOrDuration) {
+  const std::string rest =
+      "  arrivals: {process: constant, rate_per_s: 5.0}\n" + std::string(kLengths);
+  EXPECT_EQ(Generate("  num_requests: 10\n" + rest).size(), 10u);
+  const auto by_time = Generate("  duration_s: 10\n" + rest);
+  ASSERT_EQ(by_time.size(), 50u);  // arrivals 0, 0.2, ..., 9.8: [0, 10)
+  EXPECT_EQ(by_time.back().arrival, 9'800'000'000);
+  EXPECT_EQ(Generate("  num_requests: 10\n  duration_s: 10\n" + rest).size(), 10u);
+  EXPECT_EQ(Generate("  num_requests: 1000\n  duration_s: 10\n" + rest).size(), 50u);
+}
+
+TEST(Generator, FirstRequestsDoNotDependOnHowManyFollow) {
+  for (const std::string& body : {std::string(kChat),
+                                  "  arrivals: {process: gamma, rate_per_s: 3, cv: 3}\n"
+                                  "  hash_block_size: 16\n" +
+                                      std::string(kLengths)}) {
+    const auto few = Generate("  num_requests: 50\n" + body);
+    const auto many = Generate("  num_requests: 120\n" + body);
+    const auto timed = Generate("  duration_s: 1000\n" + body);
+    ASSERT_EQ(few.size(), 50u);
+    ASSERT_GE(timed.size(), 50u);
+    for (size_t i = 0; i < few.size(); ++i) {
+      ASSERT_TRUE(Same(few[i], many[i])) << i;
+      ASSERT_TRUE(Same(few[i], timed[i])) << i;
+    }
+  }
+}
+
+struct Turn {
+  int64_t session, turn;
+};
+Turn ParseId(const std::string& id) {
+  const size_t dash = id.find("-t");
+  return {std::stoll(id.substr(1, dash - 1)), std::stoll(id.substr(dash + 2))};
+}
+
+TEST(Generator, SessionsGrowTheirPromptsAndShareTheSystemPrompt) {
+  const auto rs =
+      Generate("  seed: 5\n  num_requests: 100000\n" + std::string(kChat) + "    count: 40\n");
+  std::map<int64_t, std::vector<const WorkloadRequest*>> sessions;
+  bool interleaved = false;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (i > 0) {
+      ASSERT_GE(rs[i].arrival, rs[i - 1].arrival) << i;
+      interleaved = interleaved || ParseId(rs[i].id).session < ParseId(rs[i - 1].id).session;
+    }
+    const Turn t = ParseId(rs[i].id);
+    auto& turns = sessions[t.session];
+    ASSERT_EQ(t.turn, static_cast<int64_t>(turns.size())) << rs[i].id;
+    turns.push_back(&rs[i]);
+  }
+  EXPECT_TRUE(interleaved);
+  ASSERT_EQ(sessions.size(), 40u);  // count: 40 ends the stream
+
+  const std::vector<uint64_t>& first = sessions[0][0]->block_hashes;
+  for (const auto& [id, turns] : sessions) {
+    SCOPED_TRACE("session " + std::to_string(id));
+    ASSERT_GE(turns.size(), 2u);
+    ASSERT_LE(turns.size(), 6u);
+    const int64_t message = turns[0]->input_tokens - 800;
+    EXPECT_GE(message, 20);
+    EXPECT_LE(message, 200);
+    for (const WorkloadRequest* r : turns) {
+      ASSERT_EQ(static_cast<int64_t>(r->block_hashes.size()), r->input_tokens / 16);
+      EXPECT_EQ(r->hash_block_size, 16);
+    }
+    // 800 system-prompt tokens: 50 blocks equal in every session, the next one not.
+    ASSERT_GT(turns[0]->block_hashes.size(), 50u);
+    EXPECT_TRUE(std::equal(first.begin(), first.begin() + 50, turns[0]->block_hashes.begin()));
+    if (id != 0) {
+      EXPECT_NE(turns[0]->block_hashes[50], first[50]);
+    }
+    for (size_t k = 1; k < turns.size(); ++k) {
+      const WorkloadRequest& before = *turns[k - 1];
+      const WorkloadRequest& now = *turns[k];
+      EXPECT_GE(now.arrival, before.arrival);
+      const int64_t added = now.input_tokens - before.input_tokens - before.output_tokens;
+      EXPECT_GE(added, 20) << k;
+      EXPECT_LE(added, 200) << k;
+      EXPECT_TRUE(std::equal(before.block_hashes.begin(), before.block_hashes.end(),
+                             now.block_hashes.begin()))
+          << k;
+    }
+  }
+  // Every block after the system prompt belongs to one session.
+  std::map<uint64_t, int64_t> owner;
+  for (const auto& [id, turns] : sessions) {
+    for (const WorkloadRequest* r : turns) {
+      for (size_t b = 50; b < r->block_hashes.size(); ++b) {
+        auto [it, fresh] = owner.emplace(r->block_hashes[b], id);
+        ASSERT_EQ(it->second, id);
+      }
+    }
+  }
+}
+
+TEST(Generator, ThinkTimeHasTheRequestedMean) {
+  const auto rs = Generate(
+      "  seed: 9\n  duration_s: 100000\n"
+      "  arrivals: {process: poisson, rate_per_s: 0.5}\n"
+      "  input_tokens: {distribution: fixed, value: 10}\n"
+      "  output_tokens: {distribution: fixed, value: 5}\n"
+      "  sessions: {count: 5000, turns: {distribution: fixed, value: 2}, think_time_s: 4.0}\n");
+  std::map<int64_t, SimTime> first_turn;
+  std::vector<double> thinks;
+  for (const auto& r : rs) {
+    const Turn t = ParseId(r.id);
+    if (t.turn == 0) {
+      first_turn[t.session] = r.arrival;
+      EXPECT_EQ(r.input_tokens, 10);
+    } else {
+      thinks.push_back(ToSeconds(r.arrival - first_turn.at(t.session)));
+      EXPECT_EQ(r.input_tokens, 25);  // 10 + 5 + 10
+      EXPECT_TRUE(r.block_hashes.empty());
+    }
+  }
+  ASSERT_EQ(thinks.size(), 5000u);
+  EXPECT_NEAR(Mean(thinks), 4.0, 4.0 * 0.05);
+}
+
+TEST(Generator, IndependentPromptsShareOnlyTheSharedPrefix) {
+  const std::string base =
+      "  num_requests: 500\n  hash_block_size: 16\n"
+      "  arrivals: {process: poisson, rate_per_s: 5}\n" +
+      std::string(kLengths);
+  std::set<uint64_t> seen;
+  size_t blocks = 0;
+  for (const auto& r : Generate(base)) {
+    ASSERT_EQ(static_cast<int64_t>(r.block_hashes.size()), r.input_tokens / 16);
+    blocks += r.block_hashes.size();
+    seen.insert(r.block_hashes.begin(), r.block_hashes.end());
+  }
+  EXPECT_EQ(seen.size(), blocks);
+
+  // Half of the prompts open with the same 64 tokens (4 blocks); the rest share nothing.
+  const auto shared = Generate(base + "  shared_prefix: {tokens: 64, fraction: 0.5}\n");
+  std::map<std::vector<uint64_t>, int> openings;
+  int eligible = 0;
+  for (const auto& r : shared) {
+    if (r.input_tokens < 64) continue;
+    ++eligible;
+    ++openings[std::vector<uint64_t>(r.block_hashes.begin(), r.block_hashes.begin() + 4)];
+  }
+  int most = 0;
+  for (const auto& [opening, n] : openings)
+    most = std::max(most, n);
+  EXPECT_NEAR(most, eligible / 2, eligible / 10);
+  EXPECT_EQ(static_cast<int>(openings.size()), eligible - most + 1);
+}
+
+TEST(Generator, DetectsSpecsAndNamesItsFormat) {
+  TempFile spec("w.yaml",
+                "generator:\n  num_requests: 1\n"
+                "  arrivals: {process: poisson, rate_per_s: 1}\n" +
+                    std::string(kLengths));
+  EXPECT_TRUE(IsGeneratorSpec(spec.path()));
+  EXPECT_EQ(OpenGeneratedWorkload(spec.path())->format(), "generator");
+  TempFile other("c.yml", "model: x\n");
+  EXPECT_FALSE(IsGeneratorSpec(other.path()));
+  TempFile trace("t.jsonl", "{\"arrival_s\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n");
+  EXPECT_FALSE(IsGeneratorSpec(trace.path()));
+  EXPECT_FALSE(IsGeneratorSpec(spec.dir().string() + "/missing.yaml"));
+}
+
+TEST(Generator, BadSpecsNameTheKeyAndTheLine) {
+  struct Case {
+    std::string body, field;
+    int line;
+  };
+  const std::string lengths = kLengths;  // lines 4 and 5
+  const Case cases[] = {
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate: 5}\n" + lengths,
+       "generator.arrivals.rate", 3},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: -2}\n" + lengths,
+       "generator.arrivals.rate_per_s", 3},
+      {"  num_requests: 5\n  arrivals: {process: bursty, rate_per_s: 2}\n" + lengths,
+       "generator.arrivals.process", 3},
+      {"  num_requests: 5\n  arrival: {process: poisson, rate_per_s: 2}\n" + lengths,
+       "generator.arrival", 3},
+      {"  num_requests: 5\n" + lengths, "generator.arrivals", 2},
+      {"  seed: 1\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths,
+       "generator.num_requests", 2},
+      {"  num_requests: 0\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths,
+       "generator.num_requests", 2},
+      {"  num_requests: 5\n  arrivals: {process: gamma, rate_per_s: 2}\n" + lengths,
+       "generator.arrivals.cv", 3},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n"
+       "  input_tokens: {distribution: uniform, min: 50, max: 10}\n"
+       "  output_tokens: {distribution: fixed, value: 1}\n",
+       "generator.input_tokens.max", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n"
+       "  input_tokens: {distribution: normal, mean: 5}\n"
+       "  output_tokens: {distribution: fixed, value: 1}\n",
+       "generator.input_tokens.distribution", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  sessions: {turns: {distribution: fixed, value: 2}, think_time_s: -1}\n",
+       "generator.sessions.think_time_s", 6},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    TempFile file("bad.yaml", "generator:\n" + c.body);
+    const InputError e = CatchInputError([&] { OpenGeneratedWorkload(file.path()); });
+    EXPECT_EQ(e.file(), file.path());
+    EXPECT_EQ(e.field(), c.field) << e.what();
+    EXPECT_EQ(e.line(), c.line) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
