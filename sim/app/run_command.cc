@@ -17,6 +17,7 @@
 #include "output/hdf5_file.h"
 #include "output/run_tables.h"
 #include "workload/workload_source.h"
+#include "workload/workload_window.h"
 
 #ifndef FLEETSIM_VERSION
 #define FLEETSIM_VERSION "unknown"
@@ -34,6 +35,10 @@ struct RunOptions {
   std::string output = "fleetsim-run.h5";
   std::optional<double> horizon_s;
   bool trace_steps = false;
+  double rate_scale = 1.0;
+  std::optional<double> duration_s;
+  std::optional<int64_t> num_requests;
+  bool skip_bad_lines = false;
   bool quiet = false;
   std::string command_line;
 };
@@ -87,7 +92,13 @@ void Run(const RunOptions& options) {
   }
   const ClusterConfig cluster = LoadClusterConfig(options.cluster);
   const std::vector<EngineSetup> setups = BuildGroups(cluster);
-  std::unique_ptr<WorkloadSource> source = OpenWorkload(options.workload, options.format);
+  WindowOptions window;
+  window.rate_scale = options.rate_scale;
+  if (options.duration_s) window.duration = SecondsToSimTime(*options.duration_s);
+  window.num_requests = options.num_requests;
+  window.skip_bad_lines = options.skip_bad_lines;
+  auto source =
+      std::make_unique<WorkloadWindow>(OpenWorkload(options.workload, options.format), window);
   // Fail on a bad output path before simulating anything.
   output::Hdf5File file(options.output, MPI_COMM_WORLD);
 
@@ -199,6 +210,8 @@ void Run(const RunOptions& options) {
   file.WriteAttribute("/provenance", "cluster_config", ReadFile(options.cluster));
   file.WriteAttribute("/provenance", "workload_path", options.workload);
   file.WriteAttribute("/provenance", "workload_format", source->format());
+  file.WriteAttribute("/provenance", "skipped_bad_lines", source->skipped_lines());
+  file.WriteAttribute("/provenance", "rate_scale", options.rate_scale);
   std::string bundles;
   for (const InstanceGroupConfig& g : cluster.groups)
     bundles += g.name + "=" + g.bundle + "\n";
@@ -246,6 +259,15 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
                   "(default: run until every request is done)");
   run->add_flag("--trace-steps", options->trace_steps,
                 "Also write /steps, one row per engine step");
+  run->add_option("--rate-scale", options->rate_scale,
+                  "Multiply the arrival rate (arrival times / scale)")
+      ->capture_default_str();
+  run->add_option("--duration", options->duration_s,
+                  "Only requests arriving in the first S seconds (after scaling)");
+  run->add_option("--num-reqs", options->num_requests, "At most this many requests");
+  run->add_flag(
+      "--skip-bad-lines", options->skip_bad_lines,
+      "Skip malformed trace lines (counted in /provenance) instead of stopping at the first");
   run->add_flag("--quiet", options->quiet, "Print nothing on success");
   run->callback([options]() { Run(*options); });
 }

@@ -5,6 +5,7 @@
 #include "support/input_error.h"
 #include "support/shared_data.h"
 #include "support/temp_file.h"
+#include "workload/workload_window.h"
 
 namespace fleetsim {
 namespace {
@@ -91,6 +92,48 @@ TEST(WorkloadSource, ReadsAVllmBenchRunRebasedToItsFirstArrival) {
   // 300 Poisson arrivals at 10 per second: about 29 s.
   EXPECT_GT(last, 25 * kNsPerSecond);
   EXPECT_LT(last, 35 * kNsPerSecond);
+}
+
+WindowOptions Window(double scale, std::optional<SimTime> duration, std::optional<int64_t> limit,
+                     bool skip) {
+  WindowOptions options;
+  options.rate_scale = scale;
+  options.duration = duration;
+  options.num_requests = limit;
+  options.skip_bad_lines = skip;
+  return options;
+}
+
+TEST(WorkloadWindow, ScalesLimitsAndSkipsWhatItIsAskedTo) {
+  std::string trace;
+  for (int i = 0; i < 10; ++i) {
+    trace += i == 4 ? "{\"arrival_s\": 4, \"input_tokens\": \"bad\", \"output_tokens\": 1}\n"
+                    : "{\"arrival_s\": " + std::to_string(i) +
+                          ", \"input_tokens\": 8, \"output_tokens\": 1}\n";
+  }
+  TempFile file("t.jsonl", trace);
+  auto arrivals = [&](WindowOptions options, int64_t* skipped = nullptr) {
+    WorkloadWindow w(OpenWorkload(file.path(), "native"), options);
+    std::vector<SimTime> out;
+    while (auto r = w.Next())
+      out.push_back(r->arrival);
+    if (skipped != nullptr) *skipped = w.skipped_lines();
+    return out;
+  };
+  // Without skipping, the bad line stops the run where it is.
+  EXPECT_THROW(arrivals({}), InputError);
+  int64_t skipped = 0;
+  const auto all = arrivals(Window(1, std::nullopt, std::nullopt, true), &skipped);
+  EXPECT_EQ(all.size(), 9u);
+  EXPECT_EQ(skipped, 1);
+  // Twice the rate: arrivals at half the times. A 2.5 s window keeps 0, 0.5, 1 and 1.5 (the
+  // line at 2 s is the bad one, skipped; 2.5 s ends the window).
+  const auto fast = arrivals(Window(2.0, SecondsToSimTime(2.5), std::nullopt, true));
+  EXPECT_EQ(fast, (std::vector<SimTime>{0, 500'000'000, 1'000'000'000, 1'500'000'000}));
+  EXPECT_EQ(arrivals(Window(1, std::nullopt, 3, false)).size(), 3u);
+  EXPECT_THROW(WorkloadWindow(OpenWorkload(file.path(), "native"),
+                              Window(0, std::nullopt, std::nullopt, false)),
+               InputError);
 }
 
 }  // namespace

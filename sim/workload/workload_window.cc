@@ -1,0 +1,43 @@
+#include "workload/workload_window.h"
+
+#include <cmath>
+
+#include "core/input_error.h"
+
+namespace fleetsim {
+
+WorkloadWindow::WorkloadWindow(std::unique_ptr<WorkloadSource> source, WindowOptions options)
+    : source_(std::move(source)), options_(options) {
+  if (!(options_.rate_scale > 0)) throw OptionError("--rate-scale", "must be positive");
+  if (options_.num_requests && *options_.num_requests < 0)
+    throw OptionError("--num-reqs", "must not be negative");
+  if (options_.duration && *options_.duration <= 0)
+    throw OptionError("--duration", "must be positive");
+}
+
+std::optional<WorkloadRequest> WorkloadWindow::Next() {
+  if (done_ || (options_.num_requests && emitted_ >= *options_.num_requests)) return std::nullopt;
+  std::optional<WorkloadRequest> r;
+  while (true) {
+    try {
+      r = source_->Next();
+      break;
+    } catch (const InputError&) {
+      if (!options_.skip_bad_lines) throw;
+      ++skipped_;  // the reader has moved past the bad line
+    }
+  }
+  if (!r) return std::nullopt;
+  if (options_.rate_scale != 1.0) {
+    r->arrival =
+        static_cast<SimTime>(std::llround(static_cast<double>(r->arrival) / options_.rate_scale));
+  }
+  if (options_.duration && r->arrival >= *options_.duration) {
+    done_ = true;  // arrivals are in order: nothing later falls inside the window
+    return std::nullopt;
+  }
+  ++emitted_;
+  return r;
+}
+
+}  // namespace fleetsim
