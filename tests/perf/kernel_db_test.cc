@@ -196,8 +196,7 @@ TEST_F(KernelDb, CurrentConstantsReproduceTheRooflineExactly) {
   const CalibrationGpu& g = (*gpus_)[1];
   const AnalyticConstants defaults;
   const KernelPredictor via_roofline(KernelRoofline(g.hardware, Dtype::kBfloat16, true, defaults));
-  const KernelPredictor via_constants(g.hardware, Dtype::kBfloat16, true,
-                                      KernelModelConstants::Current(defaults));
+  const KernelPredictor via_constants(g.hardware, Dtype::kBfloat16, true, defaults);
   for (std::size_t i = 0; i < g.tables.rows.size(); i += 97) {
     ASSERT_EQ(via_roofline.Us(g.tables.rows[i]), via_constants.Us(g.tables.rows[i]));
   }
@@ -265,8 +264,8 @@ TEST_F(KernelDb, FittedModelIsWithinTwentyPercentOnEachGpu) {
 TEST_F(KernelDb, CalibrationIsDeterministic) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const CalibrationResult again = Calibrate(*gpus_);
-  const AnalyticConstants& a = Fitted().fitted.analytic;
-  const AnalyticConstants& b = again.fitted.analytic;
+  const AnalyticConstants& a = Fitted().fitted;
+  const AnalyticConstants& b = again.fitted;
   EXPECT_EQ(a.gemm_efficiency, b.gemm_efficiency);
   EXPECT_EQ(a.gemm_half_m, b.gemm_half_m);
   EXPECT_EQ(a.memory_efficiency, b.memory_efficiency);
@@ -301,18 +300,18 @@ TEST_F(KernelDb, ShippedDefaultsAreTheCalibratedConstants) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const CalibrationResult& r = Fitted();
   const AnalyticConstants shipped;
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gemm_efficiency, shipped.gemm_efficiency);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gemm_half_m, shipped.gemm_half_m);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.memory_efficiency, shipped.memory_efficiency);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.launch_s, shipped.launch_s);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.attention_efficiency, shipped.attention_efficiency);
-  EXPECT_EQ(r.fitted.analytic.kv_split_tokens, shipped.kv_split_tokens);
+  EXPECT_DOUBLE_EQ(r.fitted.gemm_efficiency, shipped.gemm_efficiency);
+  EXPECT_DOUBLE_EQ(r.fitted.gemm_half_m, shipped.gemm_half_m);
+  EXPECT_DOUBLE_EQ(r.fitted.memory_efficiency, shipped.memory_efficiency);
+  EXPECT_DOUBLE_EQ(r.fitted.launch_s, shipped.launch_s);
+  EXPECT_DOUBLE_EQ(r.fitted.attention_efficiency, shipped.attention_efficiency);
+  EXPECT_EQ(r.fitted.kv_split_tokens, shipped.kv_split_tokens);
   EXPECT_DOUBLE_EQ(r.fitted.attention_launch_s, shipped.attention_launch_s);
   EXPECT_DOUBLE_EQ(r.fitted.attention_tile_s, shipped.attention_tile_s);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gdn_conv_efficiency, shipped.gdn_conv_efficiency);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gdn_chunk_efficiency, shipped.gdn_chunk_efficiency);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gdn_update_launch_s, shipped.gdn_update_launch_s);
-  EXPECT_DOUBLE_EQ(r.fitted.analytic.gdn_launch_s, shipped.gdn_launch_s);
+  EXPECT_DOUBLE_EQ(r.fitted.gdn_conv_efficiency, shipped.gdn_conv_efficiency);
+  EXPECT_DOUBLE_EQ(r.fitted.gdn_chunk_efficiency, shipped.gdn_chunk_efficiency);
+  EXPECT_DOUBLE_EQ(r.fitted.gdn_update_launch_s, shipped.gdn_update_launch_s);
+  EXPECT_DOUBLE_EQ(r.fitted.gdn_launch_s, shipped.gdn_launch_s);
 }
 
 // The shape-level GDN kernels behave as the measured table does: a prompt's chunk loop

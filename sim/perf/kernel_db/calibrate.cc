@@ -38,14 +38,14 @@ std::vector<FitRows> Subsample(const std::vector<CalibrationGpu>& gpus, int stri
   return out;
 }
 
-KernelPredictor PredictorFor(const CalibrationGpu& g, const KernelModelConstants& c) {
+KernelPredictor PredictorFor(const CalibrationGpu& g, const AnalyticConstants& c) {
   return KernelPredictor(g.hardware, Dtype::kBfloat16, g.hardware.attention_backend.split_kv_decode,
                          c);
 }
 
 // Mean over GPUs and the given classes of each one's MAPE; (GPU, class) pairs without
 // rows do not count.
-double MeanMape(const std::vector<FitRows>& fit, const KernelModelConstants& c,
+double MeanMape(const std::vector<FitRows>& fit, const AnalyticConstants& c,
                 std::span<const KernelClass> classes) {
   double sum = 0;
   int terms = 0;
@@ -70,16 +70,16 @@ ClassCalibration CalibrationResult::Of(const std::string& system, KernelClass cl
   return {system, cls, {}, {}};
 }
 
-CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
-                            const KernelModelConstants& start, const CalibrationOptions& options) {
+CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus, const AnalyticConstants& start,
+                            const CalibrationOptions& options) {
   CalibrationResult result;
   result.start = start;
-  KernelModelConstants c = start;
+  AnalyticConstants c = start;
   const std::vector<FitRows> fit = Subsample(gpus, std::max(1, options.row_stride));
 
   // GEMMs first: their memory_efficiency and launch_s are then fixed for the rest.
   CoordinateSearch gemm(options.search);
-  AnalyticConstants& a = c.analytic;
+  AnalyticConstants& a = c;
   gemm.Add("gemm_efficiency", &a.gemm_efficiency, kMinEfficiency, kMaxEfficiency);
   gemm.Add("gemm_half_m", &a.gemm_half_m, 1, 4096);
   gemm.Add("memory_efficiency", &a.memory_efficiency, kMinEfficiency, kMaxEfficiency);
@@ -94,11 +94,11 @@ CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
   attention.Add("attention_efficiency", &a.attention_efficiency, kMinEfficiency, kMaxEfficiency);
   attention.Add("kv_split_tokens", &split_tokens, 16, 8192, /*integral=*/true);
   if (options.proposed_attention_terms) {
-    attention.Add("attention_launch_s", &c.attention_launch_s, kMinLaunchS, kMaxLaunchS);
-    attention.Add("attention_tile_s", &c.attention_tile_s, kMinTileS, kMaxTileS);
+    attention.Add("attention_launch_s", &a.attention_launch_s, kMinLaunchS, kMaxLaunchS);
+    attention.Add("attention_tile_s", &a.attention_tile_s, kMinTileS, kMaxTileS);
   } else {
-    c.attention_launch_s = a.launch_s;
-    c.attention_tile_s = 0;
+    a.attention_launch_s = a.launch_s;
+    a.attention_tile_s = 0;
   }
   constexpr KernelClass kAttention[] = {KernelClass::kPrefillAttention,
                                         KernelClass::kDecodeAttention};
@@ -132,20 +132,20 @@ CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
   return result;
 }
 
-void WriteJson(JsonWriter& json, const KernelModelConstants& c) {
+void WriteJson(JsonWriter& json, const AnalyticConstants& c) {
   json.BeginObject();
-  json.Field("gemm_efficiency", c.analytic.gemm_efficiency);
-  json.Field("gemm_half_m", c.analytic.gemm_half_m);
-  json.Field("memory_efficiency", c.analytic.memory_efficiency);
-  json.Field("launch_s", c.analytic.launch_s);
-  json.Field("attention_efficiency", c.analytic.attention_efficiency);
-  json.Field("kv_split_tokens", c.analytic.kv_split_tokens);
+  json.Field("gemm_efficiency", c.gemm_efficiency);
+  json.Field("gemm_half_m", c.gemm_half_m);
+  json.Field("memory_efficiency", c.memory_efficiency);
+  json.Field("launch_s", c.launch_s);
+  json.Field("attention_efficiency", c.attention_efficiency);
+  json.Field("kv_split_tokens", c.kv_split_tokens);
   json.Field("attention_launch_s", c.attention_launch_s);
   json.Field("attention_tile_s", c.attention_tile_s);
-  json.Field("gdn_conv_efficiency", c.analytic.gdn_conv_efficiency);
-  json.Field("gdn_chunk_efficiency", c.analytic.gdn_chunk_efficiency);
-  json.Field("gdn_update_launch_s", c.analytic.gdn_update_launch_s);
-  json.Field("gdn_launch_s", c.analytic.gdn_launch_s);
+  json.Field("gdn_conv_efficiency", c.gdn_conv_efficiency);
+  json.Field("gdn_chunk_efficiency", c.gdn_chunk_efficiency);
+  json.Field("gdn_update_launch_s", c.gdn_update_launch_s);
+  json.Field("gdn_launch_s", c.gdn_launch_s);
   json.EndObject();
 }
 

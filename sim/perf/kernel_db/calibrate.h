@@ -7,7 +7,7 @@
 // coordinate search (coordinate_search.h):
 //   GEMM              gemm_efficiency, gemm_half_m, memory_efficiency, launch_s
 //   attention         attention_efficiency, kv_split_tokens, and the proposed
-//   (prefill+decode)  attention_launch_s, attention_tile_s (kernel_predictor.h), fitted
+//   (prefill+decode)  attention_launch_s, attention_tile_s (analytic_kernels.h), fitted
 //                     on prefill and decode together since both share them; decode's
 //                     memory_efficiency is GEMM's
 //   MoE               nothing of its own: it reuses the GEMM constants
@@ -17,7 +17,7 @@
 //
 //   std::vector<CalibrationGpu> gpus = {{h100_spec, h100_tables}, {h200_spec, h200_tables}};
 //   CalibrationResult r = Calibrate(gpus);
-//   r.fitted.analytic.gemm_efficiency;
+//   r.fitted.gemm_efficiency;
 //   JsonWriter json(std::cout); WriteJson(json, r);
 #pragma once
 
@@ -57,8 +57,8 @@ struct ClassCalibration {
 };
 
 struct CalibrationResult {
-  KernelModelConstants start;
-  KernelModelConstants fitted;
+  AnalyticConstants start;
+  AnalyticConstants fitted;
   std::vector<ClassCalibration> classes;  // by GPU, then by class
   int evaluations = 0;                    // objective evaluations of the search
 
@@ -67,11 +67,10 @@ struct CalibrationResult {
 };
 
 CalibrationResult Calibrate(const std::vector<CalibrationGpu>& gpus,
-                            const KernelModelConstants& start =
-                                KernelModelConstants::Current(AnalyticConstants::Uncalibrated()),
+                            const AnalyticConstants& start = AnalyticConstants::Uncalibrated(),
                             const CalibrationOptions& options = {});
 
-void WriteJson(JsonWriter& json, const KernelModelConstants& constants);
+void WriteJson(JsonWriter& json, const AnalyticConstants& constants);
 void WriteJson(JsonWriter& json, const CalibrationResult& result);
 
 }  // namespace fleetsim

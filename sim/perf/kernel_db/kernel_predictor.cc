@@ -6,30 +6,15 @@
 namespace fleetsim {
 namespace {
 
-AnalyticConstants Merged(const KernelModelConstants& c) {
-  AnalyticConstants a = c.analytic;
-  a.attention_launch_s = c.attention_launch_s;
-  a.attention_tile_s = c.attention_tile_s;
-  return a;
-}
-
 double D(int64_t v) {
   return static_cast<double>(v);
 }
 
 }  // namespace
 
-KernelModelConstants KernelModelConstants::Current(const AnalyticConstants& analytic) {
-  KernelModelConstants c;
-  c.analytic = analytic;
-  c.attention_launch_s = analytic.attention_launch_s;
-  c.attention_tile_s = analytic.attention_tile_s;
-  return c;
-}
-
 KernelPredictor::KernelPredictor(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
-                                 const KernelModelConstants& c)
-    : roofline_(hardware, dtype, split_kv, Merged(c)) {}
+                                 const AnalyticConstants& c)
+    : roofline_(hardware, dtype, split_kv, c) {}
 
 KernelPredictor::KernelPredictor(const KernelRoofline& roofline) : roofline_(roofline) {}
 

@@ -13,7 +13,6 @@
 //        + tiles / compute_units x attention_tile_s
 //   tiles = batch x kv_heads x ceil(query_tokens x q_heads / kv_heads / 128)
 //
-// KernelModelConstants::Current(c) reproduces KernelRoofline with constants c exactly.
 //
 //   KernelPredictor p(h200, Dtype::kBfloat16, /*split_kv=*/true, fitted);
 //   double us = p.Us(measured_row);
@@ -26,20 +25,10 @@
 
 namespace fleetsim {
 
-struct KernelModelConstants {
-  AnalyticConstants analytic;
-  // The fitted attention terms (mirrored into AnalyticConstants for the search).
-  double attention_launch_s = AnalyticConstants{}.attention_launch_s;
-  double attention_tile_s = AnalyticConstants{}.attention_tile_s;
-
-  // `analytic`, with its own attention terms.
-  static KernelModelConstants Current(const AnalyticConstants& analytic);
-};
-
 class KernelPredictor {
  public:
   KernelPredictor(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
-                  const KernelModelConstants& constants);
+                  const AnalyticConstants& constants);
   explicit KernelPredictor(const KernelRoofline& roofline);
 
   // Predicted microseconds of the measured row's shape.
