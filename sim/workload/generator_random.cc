@@ -3,32 +3,21 @@
 #include <cmath>
 
 namespace fleetsim::workload_gen {
-namespace {
-
-// 2^64 / golden ratio: SplitMix64's increment (Weyl sequence).
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-}  // namespace
-
-uint64_t Mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+namespace {}  // namespace
 
 uint64_t HashCombine(uint64_t h, uint64_t value) {
-  return Mix64(h ^ Mix64(value + kGolden));
+  return Mix64(h ^ Mix64(value + kGoldenGamma));
 }
 
 uint64_t StreamSeed(uint64_t seed, StreamPurpose purpose, uint64_t a, uint64_t b) {
-  uint64_t h = Mix64(seed + kGolden);
+  uint64_t h = Mix64(seed + kGoldenGamma);
   h = HashCombine(h, static_cast<uint64_t>(purpose));
   h = HashCombine(h, a);
   return HashCombine(h, b);
 }
 
 uint64_t Rng::NextU64() {
-  state_ += kGolden;
+  state_ += kGoldenGamma;
   return Mix64(state_);
 }
 

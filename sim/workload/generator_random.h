@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "core/hash64.h"
+
 namespace fleetsim::workload_gen {
 
 // What a stream (or a piece of prompt content) is for; part of its seed, so streams of
@@ -27,8 +29,6 @@ enum class StreamPurpose : uint64_t {
   kSharedPrefix = 9,
 };
 
-// SplitMix64's finalizer (Steele, Lea, Flood 2014): a bijection on 64 bits that mixes well.
-uint64_t Mix64(uint64_t x);
 // Folds `value` into the running hash `h`; distinct values give distinct results.
 uint64_t HashCombine(uint64_t h, uint64_t value);
 // The seed of the stream (or content id) for `purpose` of entity (a, b).

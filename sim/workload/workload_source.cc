@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/json_lines.h"
 #include "workload/generator.h"
@@ -126,13 +127,6 @@ std::string Detect(const std::string& path) {
   throw InputError(path, 0, "", "empty trace");
 }
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 }  // namespace
 
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_size) {
@@ -149,7 +143,7 @@ std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_
     const auto j = static_cast<std::size_t>(last_token / trace_block);
     const bool partial = (static_cast<int64_t>(j) + 1) * trace_block > r.input_tokens;
     if (partial && !r.hashes_cover_partial_block) break;
-    out.push_back(Mix(r.block_hashes[j] ^ Mix(static_cast<uint64_t>(i) + 0x5EED)));
+    out.push_back(SplitMix64(r.block_hashes[j] ^ SplitMix64(static_cast<uint64_t>(i) + 0x5EED)));
   }
   return out;
 }
