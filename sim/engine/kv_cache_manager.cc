@@ -83,6 +83,7 @@ int64_t KvCacheManager::BlocksNeeded(const Request& request, std::size_t group,
 void KvCacheManager::FreeSkippedStates(Request& request) {
   if (!align_ || request.num_computed == 0) return;
   const int64_t state_position = CeilDiv(request.num_computed) - 1;
+  if (state_position <= request.gdn_scan_from) return;  // nothing new before the state
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     if (IsAttention(g)) continue;
     auto& blocks = request.blocks[g];
@@ -90,7 +91,7 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
     // Every real block before the current state goes, last first; chunks that span
     // several blocks leave null positions between them, so do not stop at a null.
     for (int64_t i = std::min<int64_t>(state_position, static_cast<int64_t>(blocks.size())) - 1;
-         i >= 0; --i) {
+         i >= request.gdn_scan_from; --i) {
       BlockId& block = blocks[static_cast<std::size_t>(i)];
       if (block == kNullBlock) continue;
       freed.push_back(block);
@@ -98,6 +99,7 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
     }
     pool_.Free(freed);
   }
+  request.gdn_scan_from = state_position;
 }
 
 bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
@@ -184,6 +186,7 @@ void KvCacheManager::Free(Request& request) {
   }
   request.blocks.clear();
   request.num_hashed_blocks = 0;
+  request.gdn_scan_from = 0;
 }
 
 }  // namespace fleetsim

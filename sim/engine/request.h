@@ -32,6 +32,9 @@ struct Request {
   // where a GDN state was skipped), and how many attention blocks carry their hash.
   std::vector<std::vector<BlockId>> blocks;
   int64_t num_hashed_blocks = 0;
+  // GDN positions below this are all null (already released), so releasing skipped
+  // states scans only what is new since the last step.
+  int64_t gdn_scan_from = 0;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
   bool prefill_done() const { return num_computed >= num_tokens(); }
