@@ -1,35 +1,48 @@
-// A cluster description (cluster_configs/*.yaml): instance groups of one model on one
-// GPU type with one bundle, TP degree and engine settings, replicated; and the SLOs that
-// define goodput. Every error names the file, line and key and says what is accepted.
+// A cluster description (cluster_configs/*.yaml, documented in docs/CLUSTER_CONFIG.md):
+// node pools of one GPU type; instance groups of one model with one bundle, TP degree and
+// engine settings, replicated and placed on a pool's nodes; gateways and their routing
+// policy; network latencies; SLOs. Every error names the file, line and key and says what
+// is accepted.
 //
-//   name: single_node_single_instance
-//   slo: {ttft_s: 2.0, tpot_s: 0.1}
+//   name: two_pools
+//   node_pools:
+//     - {name: h100, hardware: H100-SXM, nodes: 4}            # gpus_per_node from the catalog
 //   instance_groups:
-//     - name: llama8b
-//       model: llama-3.1-8b          # models/<name>, or a config.json path
-//       hardware: RTX-4090           # cluster_configs/hardware/<name>.yaml
-//       bundle: ../../shared/data/profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16
-//       tp: 1
-//       replicas: 1
-//       engine: {max_num_seqs: 256, max_num_batched_tokens: 2048, enable_prefix_caching: true}
+//     - {name: llama, model: llama-3.1-8b, pool: h100, tp: 1, replicas: 32,
+//        engine: {enable_prefix_caching: true}}
+//   gateways: {count: 2, policy: least_outstanding, staleness_s: 0.05}
+//   latency: {gateway_to_instance_us: 500, instance_to_client_us: 500}
+//   slo: {ttft_s: 2.0, tpot_s: 0.1}
 //
-// Relative paths are relative to the config file's folder. Node pools, gateways,
-// routers and network latencies come with the fleet issue; until then requests are
-// spread round-robin over the instances and no network latency is charged.
+// A group may name `hardware:` instead of `pool:`; it then gets a pool of its own with
+// just enough nodes. Relative paths are relative to the config file's folder.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cluster/routing_policy.h"
 #include "core/yaml_section.h"
 #include "engine/engine_config.h"
 #include "engine/engine_setup.h"
+#include "model/hardware.h"
 
 namespace fleetsim {
 
+struct NodePoolConfig {
+  std::string name;
+  std::string hardware;  // catalog name or path, as written
+  HardwareSpec spec;     // its links (NVLink for TP all-reduce) come from the catalog entry
+  int nodes = 1;
+  int gpus_per_node = 0;  // default: the catalog's
+  bool implicit = false;  // made for a group that named only `hardware:`
+  int line = 0;
+};
+
 struct InstanceGroupConfig {
   std::string name;
+  std::string pool;  // a node pool's name
   std::string model;
   std::string hardware;
   std::string bundle;  // a bundle directory, or "analytic" (built and cached)
@@ -47,11 +60,41 @@ struct SloConfig {
   double tpot_s = 0.1;
 };
 
+struct GatewaysConfig {
+  int count = 1;
+  RouterConfig router;
+  // The load view refreshes every staleness_s, rounded up to whole windows.
+  double staleness_s = 0.05;
+};
+
+struct LatencyConfig {
+  // The lookahead of the parallel run: windows are never longer. Must be positive.
+  double gateway_to_instance_s = 500e-6;
+  // First token and completion reach the client this much later (default: the above).
+  double instance_to_client_s = 500e-6;
+};
+
+// Where one instance runs: its group, replica index, pool, node in the pool and first GPU
+// on that node (TP ranks take consecutive GPUs of one node). Instances are numbered in
+// group order, then replica order; this is the instance id everywhere.
+struct InstancePlacement {
+  int32_t group = 0;
+  int32_t replica = 0;
+  int32_t pool = 0;
+  int32_t node = 0;
+  int32_t first_gpu = 0;
+};
+
 struct ClusterConfig {
   std::string file;
   std::string name;
+  std::vector<NodePoolConfig> pools;
   std::vector<InstanceGroupConfig> groups;
+  GatewaysConfig gateways;
+  LatencyConfig latency;
   SloConfig slo;
+  double timeseries_interval_s = 1.0;        // /timeseries row period
+  std::vector<InstancePlacement> placement;  // one per instance, by instance id
   int TotalInstances() const;
 };
 

@@ -1,0 +1,3 @@
+#include "cluster/routing_policy.h"
+
+// Implementation pending (helper at work).

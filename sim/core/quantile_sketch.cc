@@ -1,0 +1,3 @@
+#include "core/quantile_sketch.h"
+
+// Implementation pending (helper at work).

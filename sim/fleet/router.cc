@@ -1,0 +1,3 @@
+#include "fleet/router.h"
+
+// Implementation pending (helper at work).

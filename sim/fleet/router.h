@@ -1,0 +1,66 @@
+// A gateway's router (SPEC.md, "Routers"): picks the instance for each request from a
+// load view that is stale by design -- the snapshot taken at the last refresh plus the
+// router's own assignments since. Deterministic: ties go to the lower instance id, and
+// random choices come from the router's own stream.
+//
+//   Router router(config, targets, StreamSeedOfGateway(seed, gateway));
+//   router.Refresh(snapshot);                  // at each load-view refresh
+//   int32_t instance = router.Route({prompt_tokens, PrefixKey(hashes, 4)});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "cluster/routing_policy.h"
+
+namespace fleetsim {
+
+// What a router knows of one candidate instance for the whole run.
+struct RouteTarget {
+  int32_t instance = 0;     // global instance id
+  double capacity = 1.0;    // > 0: throughput of a saturated step, tokens/s (bundle)
+  int64_t pool_blocks = 1;  // KV blocks, for least_kv
+  int32_t block_size = 16;  // tokens per KV block
+};
+
+// One instance's load as the snapshot reports it.
+struct InstanceLoad {
+  int32_t outstanding = 0;     // handed to it and not yet finished (queued, running, in flight)
+  int32_t kv_used_blocks = 0;  // blocks held by requests
+};
+
+struct RouteRequest {
+  int64_t prompt_tokens = 0;
+  std::optional<uint64_t> prefix_key;  // PrefixKey of the request's trace hashes, if any
+};
+
+// The key prefix_affinity hashes: the first `prefix_blocks` block hashes, combined;
+// nullopt when there are none.
+std::optional<uint64_t> PrefixKey(std::span<const uint64_t> block_hashes, int prefix_blocks);
+
+class Router {
+ public:
+  // `targets` in any order (kept sorted by instance id); `stream_seed` seeds the
+  // router's random stream (random, power_of_two).
+  Router(RouterConfig config, std::vector<RouteTarget> targets, uint64_t stream_seed);
+  ~Router();
+  Router(Router&&) noexcept;
+  Router& operator=(Router&&) noexcept;
+
+  // Replaces the view with `snapshot` (indexed by global instance id, covering every
+  // target) and forgets the assignments made since the last refresh.
+  void Refresh(std::span<const InstanceLoad> snapshot);
+  // The chosen instance's global id; the assignment is added to the view.
+  int32_t Route(const RouteRequest& request);
+
+  const RouterConfig& config() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace fleetsim
