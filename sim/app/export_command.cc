@@ -23,8 +23,8 @@ struct ExportOptions {
 
 void Export(const ExportOptions& options) {
   if (!options.csv) throw OptionError("--csv", "choose an export format (only --csv exists)");
-  if (!output::HasTable(options.file, "/requests")) {
-    throw InputError(options.file, 0, "", "not a fleetsim run file (no /requests table)");
+  if (!output::HasTable(options.file, "/summary")) {
+    throw InputError(options.file, 0, "", "not a fleetsim run file (no /summary table)");
   }
   const fs::path source(options.file);
   const fs::path dir = options.dir ? fs::path(*options.dir) : source.parent_path();
@@ -34,6 +34,7 @@ void Export(const ExportOptions& options) {
       {"requests", output::RequestSchema()},
       {"instances", output::InstanceSchema()},
       {"summary", output::SummarySchema()},
+      {"timeseries", output::TimeseriesSchema()},
       {"steps", output::StepSchema()}};
   for (const auto& [name, schema] : tables) {
     const std::string dataset = std::string("/") + name;

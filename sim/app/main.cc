@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const fleetsim::QuietExit& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     std::cerr << "fleetsim: error: " << e.what() << " (see fleetsim --help)\n";
     return fleetsim::kExitInputError;

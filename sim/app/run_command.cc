@@ -6,16 +6,16 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <unistd.h>
 
-#include "app/run_metrics.h"
-#include "bundles/analytic_bundle.h"
 #include "cluster/cluster_config.h"
+#include "comm/collectives.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
-#include "engine/engine_setup.h"
-#include "model/model_catalog.h"
+#include "fleet/fleet_metrics.h"
+#include "fleet/fleet_run.h"
+#include "fleet/fleet_setup.h"
 #include "output/hdf5_file.h"
-#include "output/run_tables.h"
 #include "workload/workload_source.h"
 #include "workload/workload_window.h"
 
@@ -35,19 +35,15 @@ struct RunOptions {
   std::string output = "fleetsim-run.h5";
   std::optional<double> horizon_s;
   bool trace_steps = false;
+  bool no_request_rows = false;
   double rate_scale = 1.0;
   std::optional<double> duration_s;
   std::optional<int64_t> num_requests;
   bool skip_bad_lines = false;
+  int threads = 1;
+  uint64_t seed = 0;
   bool quiet = false;
   std::string command_line;
-};
-
-// One engine instance of the fleet and where it belongs.
-struct FleetInstance {
-  int group;
-  std::unique_ptr<Instance> engine;
-  std::vector<output::StepRow> steps;
 };
 
 std::string ReadFile(const std::string& path) {
@@ -57,179 +53,102 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Builds each group's engine once, and its replicas.
-std::vector<EngineSetup> BuildGroups(const ClusterConfig& cluster) {
-  std::vector<EngineSetup> setups;
-  const ModelCatalog catalog(ModelsDir());
-  for (const InstanceGroupConfig& group : cluster.groups) {
-    const SettingError error = [&](std::string_view setting, const std::string& message) {
-      return InputError(group.file, group.line,
-                        "instance_groups." + group.name + "." + std::string(setting), message);
-    };
-    ModelCard card = [&] {
-      try {
-        return catalog.Load(group.model);
-      } catch (const InputError& e) {
-        throw error("model", e.what());
-      }
-    }();
-    // `analytic`: fleetsim's own bundle for this model and GPU, built once and cached.
-    const std::string bundle = group.bundle == "analytic"
-                                   ? CachedAnalyticBundle(card, *group.budget.hardware)
-                                   : group.bundle;
-    setups.push_back(
-        BuildEngineSetup(std::move(card), LoadBundle(bundle), group.engine, group.budget,
-                         static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
+// Rank 0 builds first -- it may generate and cache analytic bundles, which the other
+// ranks then find -- and every rank learns whether it failed, so none waits forever.
+FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, const comm::MpiRuntime& mpi) {
+  std::optional<FleetSetup> fleet;
+  int failed = 0;
+  if (mpi.rank() == 0) {
+    try {
+      fleet = BuildFleetSetup(cluster);
+    } catch (const InputError&) {
+      failed = 1;
+      if (mpi.size() == 1) throw;
+      MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      throw;
+    } catch (const std::exception&) {
+      failed = 2;
+      if (mpi.size() == 1) throw;
+      MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      throw;
+    }
   }
-  return setups;
+  if (mpi.size() > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (failed) throw QuietExit{failed == 1 ? kExitInputError : 1};
+  if (!fleet) fleet = BuildFleetSetup(cluster);
+  return std::move(*fleet);
 }
 
 void Run(const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   comm::MpiRuntime mpi(nullptr, nullptr);
-  if (mpi.size() != 1) {
-    throw OptionError("run", "multi-rank runs arrive with the fleet issue; run without mpirun");
-  }
-  const ClusterConfig cluster = LoadClusterConfig(options.cluster);
-  const std::vector<EngineSetup> setups = BuildGroups(cluster);
-  WindowOptions window;
-  window.rate_scale = options.rate_scale;
-  if (options.duration_s) window.duration = SecondsToSimTime(*options.duration_s);
-  window.num_requests = options.num_requests;
-  window.skip_bad_lines = options.skip_bad_lines;
-  auto source =
-      std::make_unique<WorkloadWindow>(OpenWorkload(options.workload, options.format), window);
-  // Fail on a bad output path before simulating anything.
-  output::Hdf5File file(options.output, MPI_COMM_WORLD);
+  // Inputs are read identically on every rank, so every rank meets the same error; only
+  // rank 0 prints it.
+  try {
+    if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
+    const ClusterConfig cluster = LoadClusterConfig(options.cluster);
+    const FleetSetup fleet = BuildOnEveryRank(cluster, mpi);
+    WindowOptions window;
+    window.rate_scale = options.rate_scale;
+    if (options.duration_s) window.duration = SecondsToSimTime(*options.duration_s);
+    window.num_requests = options.num_requests;
+    window.skip_bad_lines = options.skip_bad_lines;
+    auto source =
+        std::make_unique<WorkloadWindow>(OpenWorkload(options.workload, options.format), window);
+    // Fail on a bad output path before simulating anything.
+    output::Hdf5File file(options.output, MPI_COMM_WORLD);
 
-  std::vector<FleetInstance> fleet;
-  for (std::size_t g = 0; g < setups.size(); ++g) {
-    for (int r = 0; r < cluster.groups[g].replicas; ++r) {
-      fleet.push_back({static_cast<int>(g), setups[g].MakeInstance(), {}});
+    FleetRunOptions run;
+    run.seed = options.seed;
+    run.threads = options.threads;
+    if (options.horizon_s) run.horizon = SecondsToSimTime(*options.horizon_s);
+    run.trace_steps = options.trace_steps;
+    run.request_rows = !options.no_request_rows;
+    run.progress = !options.quiet && isatty(STDERR_FILENO);
+    const FleetRunStats stats = RunFleet(fleet, *source, run, file, MPI_COMM_WORLD);
+
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    file.WriteAttribute("/provenance", "fleetsim_version", std::string(FLEETSIM_VERSION));
+    file.WriteAttribute("/provenance", "command_line", options.command_line);
+    file.WriteAttribute("/provenance", "cluster_config_path", options.cluster);
+    file.WriteAttribute("/provenance", "cluster_config", ReadFile(options.cluster));
+    file.WriteAttribute("/provenance", "workload_path", options.workload);
+    file.WriteAttribute("/provenance", "workload_format", source->format());
+    file.WriteAttribute("/provenance", "skipped_bad_lines",
+                        comm::AllReduceMax(source->skipped_lines(), MPI_COMM_WORLD));
+    file.WriteAttribute("/provenance", "rate_scale", options.rate_scale);
+    file.WriteAttribute("/provenance", "seed", static_cast<int64_t>(options.seed));
+    std::string bundles;
+    for (const InstanceGroupConfig& g : cluster.groups)
+      bundles += g.name + "=" + g.bundle + "\n";
+    file.WriteAttribute("/provenance", "bundles", bundles);
+    file.WriteAttribute("/provenance", "ranks", int64_t{mpi.size()});
+    file.WriteAttribute("/provenance", "threads", int64_t{options.threads});
+    file.WriteAttribute("/provenance", "placement", stats.placement);
+    file.WriteAttribute("/provenance", "request_rows", int64_t{!options.no_request_rows});
+    file.WriteAttribute("/provenance", "steps", stats.steps);
+    file.WriteAttribute("/provenance", "events", stats.events);
+    file.WriteAttribute("/provenance", "windows", stats.windows);
+    file.WriteAttribute("/provenance", "load_snapshots", stats.snapshots);
+    file.WriteAttribute("/provenance", "out_of_grid_lookups", stats.out_of_grid);
+    file.WriteAttribute("/provenance", "wall_time_s", wall_s);
+    file.Commit();
+
+    if (!options.quiet && mpi.rank() == 0) {
+      PrintSummary(stats.summary);
+      std::printf(
+          "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
+          "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
+          static_cast<long long>(stats.requests), fleet.instances.size(),
+          static_cast<long long>(stats.steps), static_cast<long long>(stats.events),
+          static_cast<double>(stats.events) / wall_s, static_cast<long long>(stats.windows),
+          static_cast<long long>(stats.out_of_grid), mpi.size(), options.threads, wall_s,
+          options.output.c_str());
     }
-  }
-  if (options.trace_steps) {
-    for (std::size_t i = 0; i < fleet.size(); ++i) {
-      FleetInstance& instance = fleet[i];
-      instance.engine->OnStep([&instance, i](const StepRecord& s) {
-        instance.steps.push_back({static_cast<int32_t>(i), 0, s.start, s.duration, s.prefill_tokens,
-                                  s.prefill_chunks, s.decodes, s.preemptions, s.cache_hit_tokens,
-                                  s.running, s.waiting, s.kv_usage});
-      });
-    }
-  }
-
-  // Requests go round-robin over the instances, in arrival order; instances advance to
-  // each arrival before it is handed over, so only active requests are held.
-  const SimTime horizon = options.horizon_s ? SecondsToSimTime(*options.horizon_s) : kNever;
-  int64_t next_id = 0;
-  while (auto r = source->Next()) {
-    FleetInstance& target = fleet[static_cast<std::size_t>(next_id) % fleet.size()];
-    const EngineSetup& setup = setups[static_cast<std::size_t>(target.group)];
-    auto request = std::make_unique<Request>();
-    request->id = next_id;
-    request->name = r->id;
-    request->prompt_tokens = r->input_tokens;
-    request->max_output_tokens = r->output_tokens;
-    if (r->hash_block_size > 0) {
-      const std::vector<uint64_t> hashes = MapBlockHashes(*r, setup.layout.block_size);
-      request->prompt_block_hashes.assign(hashes.begin(), hashes.end());
-    }
-    for (FleetInstance& instance : fleet)
-      instance.engine->RunUntil(std::min(r->arrival, horizon));
-    target.engine->Arrive(std::move(request), r->arrival);
-    ++next_id;
-  }
-  int64_t steps = 0;
-  for (FleetInstance& instance : fleet) {
-    instance.engine->RunUntil(horizon);
-    instance.engine->FlushPending();
-    steps += instance.engine->steps();
-  }
-
-  // Results, by request id.
-  std::vector<output::RequestRow> requests(static_cast<std::size_t>(next_id));
-  std::vector<output::InstanceRow> instances;
-  std::vector<SummaryBuilder> groups;
-  for (const InstanceGroupConfig& g : cluster.groups)
-    groups.emplace_back(g.name);
-  SummaryBuilder fleet_summary("fleet");
-  int64_t out_of_grid = 0;
-  for (std::size_t i = 0; i < fleet.size(); ++i) {
-    const Instance& engine = *fleet[i].engine;
-    const EngineSetup& setup = setups[static_cast<std::size_t>(fleet[i].group)];
-    output::InstanceRow row{};
-    row.id = static_cast<int32_t>(i);
-    row.tp = setup.engine.tp;
-    output::CopyName(row.group, cluster.groups[static_cast<std::size_t>(fleet[i].group)].name);
-    output::CopyName(row.hardware,
-                     cluster.groups[static_cast<std::size_t>(fleet[i].group)].hardware);
-    output::CopyName(row.model, setup.card.name);
-    row.block_size = setup.layout.block_size;
-    row.pool_blocks = setup.num_blocks;
-    row.steps = engine.steps();
-    row.busy_ns = engine.busy_time();
-    for (const RequestRecord& record : engine.records()) {
-      const output::RequestRow request = RequestRowOf(record, static_cast<int>(i));
-      requests[static_cast<std::size_t>(record.id)] = request;
-      groups[static_cast<std::size_t>(fleet[i].group)].Add(request, cluster.slo);
-      fleet_summary.Add(request, cluster.slo);
-      ++row.requests;
-      row.prompt_tokens += record.input_tokens;
-      row.output_tokens += record.output_tokens;
-      row.preemptions += record.preemptions;
-      row.prefix_hit_tokens += record.cached_tokens;
-    }
-    instances.push_back(row);
-  }
-  for (const EngineSetup& setup : setups)
-    out_of_grid += setup.cost->OutOfGridLookups();
-  std::vector<output::SummaryRow> summary;
-  for (const SummaryBuilder& g : groups)
-    summary.push_back(g.Build());
-  summary.push_back(fleet_summary.Build());
-
-  const auto count = [](const auto& rows) { return static_cast<int64_t>(rows.size()); };
-  file.WriteTable("/requests", output::RequestSchema(), requests.data(), 0, count(requests),
-                  count(requests));
-  file.WriteTable("/instances", output::InstanceSchema(), instances.data(), 0, count(instances),
-                  count(instances));
-  file.WriteTable("/summary", output::SummarySchema(), summary.data(), 0, count(summary),
-                  count(summary));
-  if (options.trace_steps) {
-    std::vector<output::StepRow> all;
-    for (const FleetInstance& instance : fleet)
-      all.insert(all.end(), instance.steps.begin(), instance.steps.end());
-    file.WriteTable("/steps", output::StepSchema(), all.data(), 0, count(all), count(all));
-  }
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  file.WriteAttribute("/provenance", "fleetsim_version", std::string(FLEETSIM_VERSION));
-  file.WriteAttribute("/provenance", "command_line", options.command_line);
-  file.WriteAttribute("/provenance", "cluster_config_path", options.cluster);
-  file.WriteAttribute("/provenance", "cluster_config", ReadFile(options.cluster));
-  file.WriteAttribute("/provenance", "workload_path", options.workload);
-  file.WriteAttribute("/provenance", "workload_format", source->format());
-  file.WriteAttribute("/provenance", "skipped_bad_lines", source->skipped_lines());
-  file.WriteAttribute("/provenance", "rate_scale", options.rate_scale);
-  std::string bundles;
-  for (const InstanceGroupConfig& g : cluster.groups)
-    bundles += g.name + "=" + g.bundle + "\n";
-  file.WriteAttribute("/provenance", "bundles", bundles);
-  file.WriteAttribute("/provenance", "ranks", int64_t{mpi.size()});
-  file.WriteAttribute("/provenance", "threads", int64_t{1});
-  file.WriteAttribute("/provenance", "placement", std::string("all instances on rank 0, thread 0"));
-  file.WriteAttribute("/provenance", "steps", steps);
-  file.WriteAttribute("/provenance", "out_of_grid_lookups", out_of_grid);
-  file.WriteAttribute("/provenance", "wall_time_s", wall_s);
-  file.Commit();
-
-  if (!options.quiet) {
-    PrintSummary(summary);
-    std::printf(
-        "%lld requests, %lld engine steps, %lld out-of-grid table lookups, %.2f s wall; wrote %s\n",
-        static_cast<long long>(next_id), static_cast<long long>(steps),
-        static_cast<long long>(out_of_grid), wall_s, options.output.c_str());
+  } catch (const InputError&) {
+    if (mpi.rank() != 0) throw QuietExit{kExitInputError};
+    throw;
   }
 }
 
@@ -240,16 +159,14 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   options->command_line = std::move(command_line);
   CLI::App* run = app.add_subcommand(
       "run", "Simulate a cluster config's instances serving a workload; results in one HDF5 file");
-  options->cluster =
-      (ProjectRoot() / "cluster_configs" / "single_node_hybrid_instance.yaml").string();
-  options->workload =
-      (ProjectRoot() / "runs" / "examples" / "shared_prefix_sessions.jsonl").string();
+  options->cluster = (ProjectRoot() / "cluster_configs" / "default_fleet.yaml").string();
+  options->workload = (ProjectRoot() / "runs" / "examples" / "default_fleet_traffic.yaml").string();
   run->add_option("--cluster", options->cluster,
-                  "Cluster config (default: the bundled single_node_hybrid_instance.yaml)")
+                  "Cluster config (default: the bundled fleet, cluster_configs/default_fleet.yaml)")
       ->check(CLI::ExistingFile);
   run->add_option("--workload", options->workload,
-                  "Trace: native JSONL, or a vLLM-bench requests.jsonl (default: the bundled "
-                  "runs/examples/shared_prefix_sessions.jsonl)")
+                  "Workload: a trace (native JSONL, vLLM-bench, Azure, Vidur, Mooncake) or a "
+                  "generator spec (default: runs/examples/default_fleet_traffic.yaml)")
       ->check(CLI::ExistingFile);
   run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
       ->capture_default_str();
@@ -268,7 +185,12 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag(
       "--skip-bad-lines", options->skip_bad_lines,
       "Skip malformed trace lines (counted in /provenance) instead of stopping at the first");
-  run->add_flag("--quiet", options->quiet, "Print nothing on success");
+  run->add_flag("--no-request-rows", options->no_request_rows,
+                "Skip /requests (one row per request); keep summaries and time series");
+  run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();
+  run->add_option("--seed", options->seed, "Seed of the routers' random streams")
+      ->capture_default_str();
+  run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");
   run->callback([options]() { Run(*options); });
 }
 

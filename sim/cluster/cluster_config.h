@@ -13,11 +13,14 @@
 //   gateways: {count: 2, policy: least_outstanding, staleness_s: 0.05}
 //   latency: {gateway_to_instance_us: 500, instance_to_client_us: 500}
 //   slo: {ttft_s: 2.0, tpot_s: 0.1}
+//   timeseries: {interval_s: 1.0}
 //
 // A group may name `hardware:` instead of `pool:`; it then gets a pool of its own with
-// just enough nodes. Relative paths are relative to the config file's folder.
+// just enough nodes. Instances are placed first fit (see InstancePlacement). Relative
+// paths are relative to the config file's folder. Unknown keys anywhere are errors.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,20 +38,20 @@ struct NodePoolConfig {
   std::string hardware;  // catalog name or path, as written
   HardwareSpec spec;     // its links (NVLink for TP all-reduce) come from the catalog entry
   int nodes = 1;
-  int gpus_per_node = 0;  // default: the catalog's
-  bool implicit = false;  // made for a group that named only `hardware:`
-  int line = 0;
+  int gpus_per_node = 0;  // default: the catalog's; placement and the TP check use this
+  bool implicit = false;  // made for a group that named only `hardware:` (named after it)
+  int line = 0;           // of the pool's entry (of the group's, for an implicit pool)
 };
 
 struct InstanceGroupConfig {
   std::string name;
-  std::string pool;  // a node pool's name
+  std::string pool;  // a node pool's name (an implicit pool's is the group's name)
   std::string model;
-  std::string hardware;
-  std::string bundle;  // a bundle directory, or "analytic" (built and cached)
+  std::string hardware;  // the pool's hardware as catalogued (HardwareSpec::name)
+  std::string bundle;    // a bundle directory, or "analytic" (built and cached)
   int replicas = 1;
   EngineConfig engine;
-  KvBudget budget;  // hardware filled by the loader
+  KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
   double step_overhead_us = static_cast<double>(kDefaultStepOverheadNs) / 1000.0;
   // Where in the file the group is, for errors found while building it.
   std::string file;
@@ -76,7 +79,9 @@ struct LatencyConfig {
 
 // Where one instance runs: its group, replica index, pool, node in the pool and first GPU
 // on that node (TP ranks take consecutive GPUs of one node). Instances are numbered in
-// group order, then replica order; this is the instance id everywhere.
+// group order, then replica order; this is the instance id everywhere. Placement is first
+// fit: each instance, in id order, takes the first node of its pool with TP free GPUs,
+// starting at that node's next free GPU.
 struct InstancePlacement {
   int32_t group = 0;
   int32_t replica = 0;
@@ -98,6 +103,8 @@ struct ClusterConfig {
   int TotalInstances() const;
 };
 
+// Reads and checks a cluster config and places its instances; throws InputError naming
+// the file, line and key of the first problem.
 ClusterConfig LoadClusterConfig(const std::string& path);
 
 }  // namespace fleetsim

@@ -26,6 +26,12 @@ class InputError : public std::runtime_error {
 };
 
 // An error in a command-line option: names the option instead of a file.
+// Thrown by an MPI rank whose peer reported (printed) the error: exit with `code`
+// quietly, so that a run on N ranks prints one line, not N.
+struct QuietExit {
+  int code = kExitInputError;
+};
+
 InputError OptionError(const std::string& option, const std::string& message);
 
 }  // namespace fleetsim

@@ -19,20 +19,28 @@ namespace fleetsim {
 class QuantileSketch {
  public:
   // Values below `min_value` (and zero) count in one zero bucket, answered as 0.
+  // std::invalid_argument unless 0 < relative_accuracy < 1 and 0 < min_value < kMaxValue
+  // (and the buckets between min_value and kMaxValue number at most about a million).
   explicit QuantileSketch(double relative_accuracy = 0.005, double min_value = 1e-9);
 
-  void Add(double value);  // negative values are an error (std::invalid_argument)
-  // Adds another sketch's counts; both must have the same accuracy and minimum.
+  // Negative and NaN values are an error (std::invalid_argument); values above kMaxValue,
+  // +inf included, count in the last bucket.
+  void Add(double value);
+  // Adds another sketch's counts; both must have the same accuracy and minimum (else
+  // std::invalid_argument).
   void Merge(const QuantileSketch& other);
 
   int64_t count() const { return count_; }
   // The value at quantile q in [0, 1]: the bucket holding the sample of rank
-  // floor(q * (count - 1)) in sorted order; NaN when empty.
+  // floor(q * (count - 1)) in sorted order; NaN when empty. q outside [0, 1] (or NaN) is
+  // std::invalid_argument.
   double Quantile(double q) const;
 
   // A dense, fixed-length form for MPI reductions (MPI_SUM over int64): every sketch
   // with the same accuracy and minimum has the same length, covering values up to
-  // `kMaxValue`; larger values count in the last bucket.
+  // `kMaxValue`; larger values count in the last bucket. Layout: [zero bucket, buckets
+  // min_bucket_ .. max_bucket_]. AddCounts throws std::invalid_argument on a wrong length
+  // or a negative entry, and then leaves the sketch unchanged.
   static constexpr double kMaxValue = 1e7;
   std::vector<int64_t> ToCounts() const;
   void AddCounts(std::span<const int64_t> counts);  // the inverse, merged in

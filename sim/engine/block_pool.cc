@@ -5,58 +5,94 @@
 
 namespace fleetsim {
 
-BlockPool::BlockPool(int64_t num_blocks)
-    : ref_count_(static_cast<std::size_t>(num_blocks), 0),
-      prev_(static_cast<std::size_t>(num_blocks), -1),
-      next_(static_cast<std::size_t>(num_blocks), -1),
-      key_(static_cast<std::size_t>(num_blocks)) {
+BlockPool::BlockPool(int64_t num_blocks) : num_blocks_(num_blocks), num_free_(num_blocks - 1) {
   assert(num_blocks >= 1);
-  for (BlockId b = 1; b < static_cast<BlockId>(num_blocks); ++b)
-    PushTail(b);
 }
 
 double BlockPool::Usage() const {
-  const int64_t usable = num_blocks() - 1;
+  const int64_t usable = num_blocks_ - 1;
   return usable <= 0 ? 0.0 : 1.0 - static_cast<double>(num_free_) / static_cast<double>(usable);
 }
 
+BlockPool::BlockState& BlockPool::At(BlockId block) {
+  assert(Used(block));
+  return state_[static_cast<std::size_t>(block - 1)];
+}
+
+const BlockPool::BlockState& BlockPool::At(BlockId block) const {
+  assert(Used(block));
+  return state_[static_cast<std::size_t>(block - 1)];
+}
+
+bool BlockPool::IsFree(BlockId block) const {
+  assert(block >= 0 && block < num_blocks_);
+  if (block == kNullBlock) return false;
+  return block >= next_fresh_ || At(block).ref_count == 0;
+}
+
+bool BlockPool::IsCached(BlockId block) const {
+  assert(block >= 0 && block < num_blocks_);
+  return Used(block) && At(block).cached;
+}
+
+// Hands out the head of the never-used range. Capacity grows geometrically but never past
+// the pool, so a full pool costs no more than one state per block.
+BlockId BlockPool::Materialize() {
+  if (state_.size() == state_.capacity()) {
+    const auto usable = static_cast<std::size_t>(num_blocks_ - 1);
+    state_.reserve(std::min(std::max<std::size_t>(2 * state_.capacity(), 64), usable));
+  }
+  BlockState state;
+  state.ref_count = 1;
+  state_.push_back(state);
+  --num_free_;
+  return next_fresh_++;
+}
+
 void BlockPool::PushTail(BlockId block) {
-  prev_[Index(block)] = tail_;
-  next_[Index(block)] = -1;
-  if (tail_ >= 0) next_[Index(tail_)] = block;
+  BlockState& state = At(block);
+  state.prev = tail_;
+  state.next = -1;
+  if (tail_ >= 0) At(tail_).next = block;
   tail_ = block;
   if (head_ < 0) head_ = block;
   ++num_free_;
 }
 
 void BlockPool::Unlink(BlockId block) {
-  const BlockId p = prev_[Index(block)];
-  const BlockId n = next_[Index(block)];
-  (p >= 0 ? next_[Index(p)] : head_) = n;
-  (n >= 0 ? prev_[Index(n)] : tail_) = p;
-  prev_[Index(block)] = next_[Index(block)] = -1;
+  BlockState& state = At(block);
+  const BlockId p = state.prev;
+  const BlockId n = state.next;
+  (p >= 0 ? At(p).next : head_) = n;
+  (n >= 0 ? At(n).prev : tail_) = p;
+  state.prev = state.next = -1;
   --num_free_;
 }
 
 void BlockPool::Evict(BlockId block) {
-  std::optional<CacheKey>& key = key_[Index(block)];
-  if (!key) return;
-  auto found = cached_.find(*key);
+  BlockState& state = At(block);
+  if (!state.cached) return;
+  auto found = cached_.find(state.key);
   if (found != cached_.end()) {
     auto& blocks = found->second;
     blocks.erase(std::find(blocks.begin(), blocks.end(), block));
     if (blocks.empty()) cached_.erase(found);
   }
-  key.reset();
+  state.cached = false;
+  state.key = {};
 }
 
 bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out) {
   if (n > num_free_) return false;
   for (int64_t i = 0; i < n; ++i) {
+    if (next_fresh_ < num_blocks_) {  // never-used blocks are the head of the queue
+      out.push_back(Materialize());
+      continue;
+    }
     const BlockId block = head_;
     Unlink(block);
     Evict(block);
-    ref_count_[Index(block)] = 1;
+    At(block).ref_count = 1;
     out.push_back(block);
   }
   return true;
@@ -64,14 +100,16 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out) {
 
 void BlockPool::Touch(BlockId block) {
   if (block == kNullBlock) return;
-  if (ref_count_[Index(block)] == 0) Unlink(block);
-  ++ref_count_[Index(block)];
+  BlockState& state = At(block);  // only blocks handed out before can be hit
+  if (state.ref_count == 0) Unlink(block);
+  ++state.ref_count;
 }
 
 void BlockPool::Free(BlockId block) {
   if (block == kNullBlock) return;
-  assert(ref_count_[Index(block)] > 0);
-  if (--ref_count_[Index(block)] == 0) PushTail(block);
+  BlockState& state = At(block);
+  assert(state.ref_count > 0);
+  if (--state.ref_count == 0) PushTail(block);
 }
 
 void BlockPool::Free(const std::vector<BlockId>& blocks) {
@@ -80,8 +118,11 @@ void BlockPool::Free(const std::vector<BlockId>& blocks) {
 }
 
 void BlockPool::Cache(BlockId block, CacheKey key) {
-  if (block == kNullBlock || key_[Index(block)]) return;
-  key_[Index(block)] = key;
+  if (block == kNullBlock) return;
+  BlockState& state = At(block);
+  if (state.cached) return;
+  state.key = key;
+  state.cached = true;
   cached_[key].push_back(block);
 }
 

@@ -6,6 +6,13 @@
 // free block takes it out of the queue. Cached (hashed) blocks count as free until they
 // are reused.
 //
+// Per-block state exists only for blocks that have been handed out at least once. The free
+// queue starts as 1..n-1 in id order, frees append to its tail and hits can only take out
+// blocks handed out before, so it is always [never-used ids next_fresh_..n-1, in order]
+// followed by a linked list of freed blocks: the untouched range is a counter, and memory
+// grows with the blocks ever used rather than with the pool size.
+// Touch, Free and Cache therefore take only blocks handed out before (asserted).
+//
 //   BlockPool pool(1253);                  // 1,252 usable
 //   std::vector<BlockId> got;
 //   pool.Allocate(3, got);                 // ids 1, 2, 3 on a fresh pool
@@ -42,10 +49,12 @@ class BlockPool {
  public:
   explicit BlockPool(int64_t num_blocks);
 
-  int64_t num_blocks() const { return static_cast<int64_t>(ref_count_.size()); }
+  int64_t num_blocks() const { return num_blocks_; }
   int64_t num_free() const { return num_free_; }
   // Fraction of usable blocks held by requests (cached-but-free blocks count as free).
   double Usage() const;
+  // Blocks that carry per-block state: those handed out at least once.
+  int64_t materialized_blocks() const { return static_cast<int64_t>(state_.size()); }
 
   // Pops `n` blocks from the head of the free queue into `out`; false (and nothing taken)
   // when fewer are free.
@@ -56,26 +65,37 @@ class BlockPool {
   void Free(const std::vector<BlockId>& blocks);
   void Free(BlockId block);
 
-  bool IsFree(BlockId block) const { return block != kNullBlock && ref_count_[Index(block)] == 0; }
-  bool IsCached(BlockId block) const { return key_[Index(block)].has_value(); }
+  bool IsFree(BlockId block) const;
+  bool IsCached(BlockId block) const;
   // Registers a computed block under its prefix hash; a block already cached keeps its hash.
   void Cache(BlockId block, CacheKey key);
   // The first block cached under `key`, if any.
   std::optional<BlockId> Lookup(CacheKey key) const;
 
  private:
-  static std::size_t Index(BlockId block) { return static_cast<std::size_t>(block); }
+  struct BlockState {
+    CacheKey key;  // meaningful only while `cached`
+    int32_t ref_count = 0;
+    BlockId prev = -1;  // free-queue links; -1 when not queued
+    BlockId next = -1;
+    bool cached = false;
+  };
+
+  bool Used(BlockId block) const { return block != kNullBlock && block < next_fresh_; }
+  // State of a block handed out before (the null block has none).
+  BlockState& At(BlockId block);
+  const BlockState& At(BlockId block) const;
+  BlockId Materialize();
   void PushTail(BlockId block);
   void Unlink(BlockId block);
   void Evict(BlockId block);
 
-  std::vector<int32_t> ref_count_;
-  std::vector<BlockId> prev_;  // free-queue links; -1 when not queued
-  std::vector<BlockId> next_;
-  BlockId head_ = -1;
-  BlockId tail_ = -1;
+  int64_t num_blocks_ = 0;
   int64_t num_free_ = 0;
-  std::vector<std::optional<CacheKey>> key_;
+  BlockId next_fresh_ = 1;         // ids next_fresh_..num_blocks_-1 were never handed out
+  std::vector<BlockState> state_;  // blocks 1..next_fresh_-1
+  BlockId head_ = -1;              // the freed-block list, queued after the fresh range
+  BlockId tail_ = -1;
   // Several blocks can carry one hash (computed twice before either was hit); a lookup
   // returns the first one cached, as vLLM's dict does.
   std::unordered_map<CacheKey, std::vector<BlockId>, CacheKeyHasher> cached_;

@@ -15,6 +15,34 @@ Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, i
 void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
   assert(pending_.empty() || pending_.back().first <= arrival);
   pending_.emplace_back(arrival, std::move(request));
+  stalled_ = false;
+}
+
+SimTime Instance::NextEventTime() const {
+  if (stalled_) return kNever;
+  if (!scheduler_.idle()) return now_;
+  if (!pending_.empty()) return std::max(now_, pending_.front().first);
+  return kNever;
+}
+
+void Instance::Settle(Request& request) {
+  settled_.push_back(std::move(RecordOf(request)));
+  free_slots_.push_back(request.slot);
+  request.slot = -1;
+}
+
+std::vector<RequestRecord> Instance::TakeRecords() {
+  std::vector<RequestRecord> out;
+  out.swap(settled_);
+  return out;
+}
+
+void Instance::FlushPending() {
+  AdmitArrivalsUpTo(kNever);
+  // The requests stay allocated: the scheduler still points at them.
+  for (const std::unique_ptr<Request>& r : live_) {
+    if (r->slot >= 0) Settle(*r);
+  }
 }
 
 void Instance::AdmitArrivalsUpTo(SimTime t) {
@@ -26,15 +54,24 @@ void Instance::AdmitArrivalsUpTo(SimTime t) {
     record.name = request->name;
     record.arrival = arrival;
     record.input_tokens = request->prompt_tokens;
-    request->id = static_cast<int64_t>(records_.size());  // index into records_
+    if (free_slots_.empty()) {
+      request->slot = static_cast<int64_t>(slots_.size());
+      slots_.emplace_back();
+    } else {
+      request->slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    RecordOf(*request) = std::move(record);
     const RejectReason reason = scheduler_.Add(request.get());
     if (reason != RejectReason::kNone) {
-      record.state = RequestState::kRejected;
-      record.reject_reason = reason;
-      record.finish = arrival;
+      RequestRecord& rejected = RecordOf(*request);
+      rejected.state = RequestState::kRejected;
+      rejected.reject_reason = reason;
+      rejected.finish = arrival;
+      Settle(*request);
+      continue;
     }
-    records_.push_back(record);
-    if (reason == RejectReason::kNone) live_.push_back(std::move(request));
+    live_.push_back(std::move(request));
   }
 }
 
@@ -61,24 +98,29 @@ void Instance::RunStep() {
   const SimTime start = now_;
   const SimTime end = start + cost.total_ns;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    RequestRecord& record = records_[static_cast<std::size_t>(chunk.request->id)];
+    RequestRecord& record = RecordOf(*chunk.request);
     record.first_scheduled = std::min(record.first_scheduled, start);
   }
   for (Request* victim : plan.preempted) {
-    records_[static_cast<std::size_t>(victim->id)].preemptions = victim->num_preemptions;
+    RecordOf(*victim).preemptions = victim->num_preemptions;
   }
+  int64_t generated = 0;
+  for (const ScheduledChunk& chunk : plan.chunks)
+    generated -= chunk.request->num_output;
   const std::vector<Request*> finished = scheduler_.Complete(plan);
   for (const ScheduledChunk& chunk : plan.chunks) {
     const Request& r = *chunk.request;
-    RequestRecord& record = records_[static_cast<std::size_t>(r.id)];
+    generated += r.num_output;
+    RequestRecord& record = RecordOf(r);
     if (r.num_output >= 1 && record.first_token == kNever) record.first_token = end;
     record.output_tokens = r.num_output;
     record.cached_tokens = r.cached_tokens;
   }
   for (Request* r : finished) {
-    RequestRecord& record = records_[static_cast<std::size_t>(r->id)];
+    RequestRecord& record = RecordOf(*r);
     record.finish = end;
     record.state = RequestState::kFinished;
+    Settle(*r);
   }
   if (!finished.empty()) {
     std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
@@ -95,6 +137,7 @@ void Instance::RunStep() {
     step.prefill_tokens = shape.prefill_tokens();
     step.prefill_chunks = shape.num_prefills();
     step.decodes = shape.num_decodes();
+    step.generated_tokens = generated;
     step.preemptions = static_cast<int64_t>(plan.preempted.size());
     for (const ScheduledChunk& chunk : plan.chunks)
       step.cache_hit_tokens += chunk.cached_tokens;
@@ -143,6 +186,7 @@ bool Instance::FastDecode(SimTime until) {
       step.start = t;
       step.duration = duration;
       step.decodes = n;
+      step.generated_tokens = n;
       step.running = n;
       step.kv_usage = usage;
       on_step_(step);
@@ -154,7 +198,7 @@ bool Instance::FastDecode(SimTime until) {
   for (Request* r : running) {
     r->num_computed += steps;
     r->num_output += steps;
-    records_[static_cast<std::size_t>(r->id)].output_tokens = r->num_output;
+    RecordOf(*r).output_tokens = r->num_output;
   }
   steps_ += steps;
   fast_decode_steps_ += steps;
@@ -179,7 +223,10 @@ void Instance::RunUntil(SimTime until) {
     if (steps_ == before) {
       // Work exists but nothing could be scheduled (waiting on blocks held by nobody can't
       // happen; waiting for an arrival can): move to the next arrival or stop.
-      if (pending_.empty()) return;
+      if (pending_.empty()) {
+        stalled_ = true;
+        return;
+      }
       now_ = std::max(now_, pending_.front().first);
     }
   }

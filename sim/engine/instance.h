@@ -6,7 +6,11 @@
 //   Instance instance(config, layout, num_blocks, cost_model);
 //   instance.Arrive(request, arrival_time);          // in arrival order
 //   instance.RunUntil(kNever);                       // or a window end
-//   for (const RequestRecord& r : instance.records()) ...
+//   for (const RequestRecord& r : instance.TakeRecords()) ...   // settled ones
+//
+// Memory is bounded by the live requests: a request's record moves out of its slot when
+// it settles (finishes, is rejected, or is flushed unfinished at a horizon), and a caller
+// that takes the settled records as it goes keeps nothing else.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +50,7 @@ struct StepRecord {
   int64_t prefill_tokens = 0;
   int64_t prefill_chunks = 0;
   int64_t decodes = 0;
+  int64_t generated_tokens = 0;  // output tokens the step produced (decodes + last chunks)
   int64_t preemptions = 0;
   int64_t cache_hit_tokens = 0;  // prefix hits of requests admitted in this step
   int64_t running = 0;           // after the step
@@ -69,12 +74,22 @@ class Instance {
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
-  // Records every request handed over but not yet arrived by now (at a horizon), so that
-  // each appears once in the results, as unfinished.
-  void FlushPending() { AdmitArrivalsUpTo(kNever); }
+  // At a horizon: settles every request handed over and not done -- arrived or not -- as
+  // unfinished (in arrival order), so that each appears once in the results.
+  void FlushPending();
   bool idle() const { return scheduler_.idle() && pending_.empty(); }
   SimTime now() const { return now_; }
-  const std::vector<RequestRecord>& records() const { return records_; }
+  // When RunUntil next has something to do: the next step's start, or the next arrival
+  // when idle; kNever when there is nothing (or nothing that could ever run).
+  SimTime NextEventTime() const;
+  // Requests handed over and not settled (on the wire, queued or running).
+  int64_t outstanding() const { return static_cast<int64_t>(pending_.size() + live_.size()); }
+  int64_t num_running() const { return static_cast<int64_t>(scheduler_.running().size()); }
+  int64_t num_waiting() const { return static_cast<int64_t>(scheduler_.waiting().size()); }
+  // Settled records not yet taken, in the order they settled.
+  const std::vector<RequestRecord>& records() const { return settled_; }
+  // Moves the settled records out.
+  std::vector<RequestRecord> TakeRecords();
   const KvCacheManager& kv_cache() const { return kv_; }
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_; }
@@ -83,6 +98,11 @@ class Instance {
 
  private:
   void AdmitArrivalsUpTo(SimTime t);
+  RequestRecord& RecordOf(const Request& request) {
+    return slots_[static_cast<std::size_t>(request.slot)];
+  }
+  // Moves a request's record to the settled list and frees its slot.
+  void Settle(Request& request);
   void RunStep();
   // Advances a stretch of pure-decode steps in bulk when nothing can change the batch
   // in between; false when the next step must run the ordinary way.
@@ -94,8 +114,13 @@ class Instance {
   const StepCostModel& cost_;
   SimTime now_ = 0;  // when the engine is next free
   std::deque<std::pair<SimTime, std::unique_ptr<Request>>> pending_;
-  std::vector<std::unique_ptr<Request>> live_;  // queued or running, indexed by nothing
-  std::vector<RequestRecord> records_;          // by request id order of arrival
+  std::vector<std::unique_ptr<Request>> live_;  // queued or running, in arrival order
+  std::vector<RequestRecord> slots_;            // live requests' records, by Request::slot
+  std::vector<int64_t> free_slots_;
+  std::vector<RequestRecord> settled_;
+  // Work is queued but nothing can be scheduled until a new arrival (cannot happen with
+  // the arrival-time checks; guards a run against waiting forever).
+  bool stalled_ = false;
   std::function<void(const StepRecord&)> on_step_;
   SchedulerConfig config_;
   int64_t steps_ = 0;

@@ -14,6 +14,7 @@ enum class RequestState { kWaiting, kRunning, kFinished, kRejected };
 
 struct Request {
   int64_t id = 0;    // stable, unique within the run
+  int64_t slot = -1;  // the instance's record slot while the request is live
   std::string name;  // the workload's id, for traces and tests
   int64_t prompt_tokens = 0;
   int64_t max_output_tokens = 0;

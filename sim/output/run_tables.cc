@@ -12,6 +12,7 @@ TableSchema RequestSchema() {
   FLEETSIM_STRING(s, RequestRow, name);
   FLEETSIM_COLUMN(s, RequestRow, Int32, instance);
   FLEETSIM_COLUMN(s, RequestRow, Int32, preemptions);
+  FLEETSIM_COLUMN(s, RequestRow, Int32, gateway);
   FLEETSIM_COLUMN(s, RequestRow, Int64, arrival_ns);
   FLEETSIM_COLUMN(s, RequestRow, Int64, input_tokens);
   FLEETSIM_COLUMN(s, RequestRow, Int64, output_tokens);
@@ -34,6 +35,10 @@ TableSchema InstanceSchema() {
   FLEETSIM_STRING(s, InstanceRow, group);
   FLEETSIM_STRING(s, InstanceRow, hardware);
   FLEETSIM_STRING(s, InstanceRow, model);
+  FLEETSIM_STRING(s, InstanceRow, pool);
+  FLEETSIM_COLUMN(s, InstanceRow, Int32, node);
+  FLEETSIM_COLUMN(s, InstanceRow, Int32, first_gpu);
+  FLEETSIM_COLUMN(s, InstanceRow, Float64, capacity_tokens_per_s);
   FLEETSIM_COLUMN(s, InstanceRow, Int64, block_size);
   FLEETSIM_COLUMN(s, InstanceRow, Int64, pool_blocks);
   FLEETSIM_COLUMN(s, InstanceRow, Int64, steps);
@@ -78,11 +83,24 @@ TableSchema StepSchema() {
   FLEETSIM_COLUMN(s, StepRow, Int64, prefill_tokens);
   FLEETSIM_COLUMN(s, StepRow, Int64, prefill_chunks);
   FLEETSIM_COLUMN(s, StepRow, Int64, decodes);
+  FLEETSIM_COLUMN(s, StepRow, Int64, generated_tokens);
   FLEETSIM_COLUMN(s, StepRow, Int64, preemptions);
   FLEETSIM_COLUMN(s, StepRow, Int64, cache_hit_tokens);
   FLEETSIM_COLUMN(s, StepRow, Int64, running);
   FLEETSIM_COLUMN(s, StepRow, Int64, waiting);
   FLEETSIM_COLUMN(s, StepRow, Float64, kv_usage);
+  return s;
+}
+
+TableSchema TimeseriesSchema() {
+  TableSchema s(sizeof(TimeseriesRow));
+  FLEETSIM_STRING(s, TimeseriesRow, group);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Float64, time_s);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Int64, running);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Int64, waiting);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Float64, kv_usage);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Float64, prompt_tokens_per_s);
+  FLEETSIM_COLUMN(s, TimeseriesRow, Float64, generation_tokens_per_s);
   return s;
 }
 

@@ -19,15 +19,17 @@ namespace fleetsim::output {
 struct RequestRow {
   int64_t id;
   char name[48];
-  int32_t instance;
+  int32_t instance;  // -1: never reached one (arrived at its gateway after the horizon)
   int32_t preemptions;
-  int64_t arrival_ns;
+  int32_t gateway;
+  int32_t unused;
+  int64_t arrival_ns;  // at the gateway: the trace time
   int64_t input_tokens;
   int64_t output_tokens;
   int64_t cached_tokens;
   int64_t queue_delay_ns;  // first scheduled - arrival; -1 when never scheduled
-  int64_t first_token_ns;  // -1 when none
-  int64_t finish_ns;       // -1 when not finished
+  int64_t first_token_ns;  // at the client; -1 when none
+  int64_t finish_ns;       // at the client; -1 when not finished
   double ttft_s;           // NaN when not defined
   double tpot_s;
   double e2e_s;
@@ -41,6 +43,10 @@ struct InstanceRow {
   char group[32];
   char hardware[24];
   char model[32];
+  char pool[24];
+  int32_t node;                  // node index within the pool
+  int32_t first_gpu;             // first GPU on that node; TP ranks take the next tp - 1
+  double capacity_tokens_per_s;  // bundle throughput of a saturated step (router weight)
   int64_t block_size;
   int64_t pool_blocks;
   int64_t steps;
@@ -76,6 +82,7 @@ struct StepRow {
   int64_t prefill_tokens;
   int64_t prefill_chunks;
   int64_t decodes;
+  int64_t generated_tokens;
   int64_t preemptions;
   int64_t cache_hit_tokens;
   int64_t running;
@@ -83,10 +90,23 @@ struct StepRow {
   double kv_usage;
 };
 
+// One instance group's state at the start of an interval of /timeseries, and its
+// throughput over the interval.
+struct TimeseriesRow {
+  char group[32];
+  double time_s;  // interval start
+  int64_t running;
+  int64_t waiting;
+  double kv_usage;  // blocks held by requests / usable blocks, over the group
+  double prompt_tokens_per_s;
+  double generation_tokens_per_s;
+};
+
 TableSchema RequestSchema();
 TableSchema InstanceSchema();
 TableSchema SummarySchema();
 TableSchema StepSchema();
+TableSchema TimeseriesSchema();
 
 // Copies `text` into a fixed-length field, truncating and NUL-padding.
 template <std::size_t N>

@@ -142,7 +142,7 @@ double GridTable::Lookup(const std::vector<double>& point) const {
     lower[i] = hi - 1;
     weight[i] = (point[i] - axis[hi - 1]) / (axis[hi] - axis[hi - 1]);
   }
-  if (outside) ++out_of_grid_;
+  if (outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   // Sum over the 2^rank corners of the cell.
   double value = 0;
   std::vector<std::size_t> corner(axes_.size());

@@ -9,6 +9,7 @@
 //   double us = t.Lookup({40.0, 512.0});
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -47,7 +48,7 @@ class GridTable {
 
   // Interpolated value at `point` (one coordinate per axis).
   double Lookup(const std::vector<double>& point) const;
-  int64_t out_of_grid_lookups() const { return out_of_grid_; }
+  int64_t out_of_grid_lookups() const { return out_of_grid_.value.load(std::memory_order_relaxed); }
 
  private:
   std::size_t Flatten(const std::vector<std::size_t>& index) const;
@@ -57,7 +58,18 @@ class GridTable {
   std::vector<double> values_;
   std::vector<bool> set_;
   std::vector<bool> measured_;
-  mutable int64_t out_of_grid_ = 0;
+  // Counted from every thread that looks up (instances of a group share their tables);
+  // copies start from the source's count.
+  struct Counter {
+    std::atomic<int64_t> value{0};
+    Counter() = default;
+    Counter(const Counter& other) : value(other.value.load(std::memory_order_relaxed)) {}
+    Counter& operator=(const Counter& other) {
+      value.store(other.value.load(std::memory_order_relaxed), std::memory_order_relaxed);
+      return *this;
+    }
+  };
+  mutable Counter out_of_grid_;
 };
 
 // Index of `value` on a sorted axis; -1 when absent.

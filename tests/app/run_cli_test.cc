@@ -159,7 +159,9 @@ TEST_F(RunCli, RoundRobinOverReplicas) {
   Write("cluster.yaml",
         "instance_groups:\n  - name: g\n    model: qwen3.8-27b\n    hardware: H200-SXM\n"
         "    bundle: " +
-            bundle.dir() + "\n    replicas: 2\n    engine: {num_gpu_blocks: 200}\n");
+            bundle.dir() +
+            "\n    replicas: 2\n    engine: {num_gpu_blocks: 200}\n"
+            "gateways: {count: 1, policy: round_robin}\n");
   Write("trace.jsonl",
         "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 2}\n"
         "{\"arrival_s\": 0.5, \"input_tokens\": 100, \"output_tokens\": 2}\n"

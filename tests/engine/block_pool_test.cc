@@ -1,5 +1,11 @@
 #include "engine/block_pool.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <list>
+#include <random>
+#include <unordered_map>
+
 #include <gtest/gtest.h>
 
 namespace fleetsim {
@@ -61,6 +67,193 @@ TEST(BlockPool, SharedBlocksReturnWhenTheLastReferenceGoes) {
   EXPECT_EQ(pool.num_free(), 1);
   pool.Free(got[0]);
   EXPECT_EQ(pool.num_free(), 2);
+}
+
+TEST(BlockPool, StateGrowsWithTheBlocksUsedNotThePoolSize) {
+  BlockPool pool(1'000'000);
+  EXPECT_EQ(pool.materialized_blocks(), 0);
+  EXPECT_EQ(pool.num_free(), 999'999);
+  EXPECT_TRUE(pool.IsFree(999'999));
+  EXPECT_FALSE(pool.IsCached(999'999));
+  EXPECT_FALSE(pool.IsFree(kNullBlock));
+
+  std::vector<BlockId> got;
+  ASSERT_TRUE(pool.Allocate(10, got));
+  EXPECT_EQ(got, (std::vector<BlockId>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  pool.Cache(got[0], {42, 0});
+  pool.Touch(got[0]);
+  pool.Free(got);
+  pool.Free(got[0]);
+  EXPECT_EQ(pool.num_free(), 999'999);
+  EXPECT_EQ(pool.materialized_blocks(), 10);
+  EXPECT_EQ(pool.Lookup({42, 0}), BlockId{1});
+  EXPECT_DOUBLE_EQ(pool.Usage(), 0.0);
+}
+
+TEST(BlockPool, FreedBlocksQueueBehindTheNeverUsedOnes) {
+  BlockPool pool(6);  // usable 1..5
+  std::vector<BlockId> got;
+  ASSERT_TRUE(pool.Allocate(2, got));
+  pool.Free(got[1]);
+  pool.Free(got[0]);
+  got.clear();
+  ASSERT_TRUE(pool.Allocate(5, got));
+  EXPECT_EQ(got, (std::vector<BlockId>{3, 4, 5, 2, 1}));
+  EXPECT_EQ(pool.materialized_blocks(), 5);
+}
+
+// The free queue written the obvious way (vLLM's FreeKVCacheBlockQueue with eager state
+// for every block), to check BlockPool against.
+class ReferencePool {
+ public:
+  explicit ReferencePool(int64_t num_blocks)
+      : num_blocks_(num_blocks), ref_count_(static_cast<std::size_t>(num_blocks), 0) {
+    for (BlockId b = 1; b < num_blocks; ++b)
+      where_[b] = queue_.insert(queue_.end(), b);
+  }
+
+  int64_t num_free() const { return static_cast<int64_t>(queue_.size()); }
+  double Usage() const {
+    const int64_t usable = num_blocks_ - 1;
+    return usable <= 0 ? 0.0 : 1.0 - static_cast<double>(num_free()) / static_cast<double>(usable);
+  }
+  bool Allocate(int64_t n, std::vector<BlockId>& out) {
+    if (n > num_free()) return false;
+    for (int64_t i = 0; i < n; ++i) {
+      const BlockId block = queue_.front();
+      queue_.pop_front();
+      where_.erase(block);
+      auto key = key_.find(block);
+      if (key != key_.end()) {
+        auto& blocks = cached_[key->second];
+        blocks.erase(std::find(blocks.begin(), blocks.end(), block));
+        if (blocks.empty()) cached_.erase(key->second);
+        key_.erase(key);
+      }
+      Ref(block) = 1;
+      out.push_back(block);
+    }
+    return true;
+  }
+  void Touch(BlockId block) {
+    if (block == kNullBlock) return;
+    if (Ref(block) == 0) {
+      queue_.erase(where_.at(block));
+      where_.erase(block);
+    }
+    ++Ref(block);
+  }
+  void Free(BlockId block) {
+    if (block == kNullBlock) return;
+    if (--Ref(block) == 0) where_[block] = queue_.insert(queue_.end(), block);
+  }
+  bool IsFree(BlockId block) const {
+    return block != kNullBlock && ref_count_[static_cast<std::size_t>(block)] == 0;
+  }
+  bool IsCached(BlockId block) const { return key_.count(block) > 0; }
+  void Cache(BlockId block, CacheKey key) {
+    if (block == kNullBlock || key_.count(block) > 0) return;
+    key_[block] = key;
+    cached_[key].push_back(block);
+  }
+  std::optional<BlockId> Lookup(CacheKey key) const {
+    auto found = cached_.find(key);
+    if (found == cached_.end()) return std::nullopt;
+    return found->second.front();
+  }
+
+ private:
+  int32_t& Ref(BlockId block) { return ref_count_[static_cast<std::size_t>(block)]; }
+
+  int64_t num_blocks_;
+  std::vector<int32_t> ref_count_;
+  std::list<BlockId> queue_;
+  std::unordered_map<BlockId, std::list<BlockId>::iterator> where_;
+  std::unordered_map<BlockId, CacheKey> key_;
+  std::unordered_map<CacheKey, std::vector<BlockId>, CacheKeyHasher> cached_;
+};
+
+// Random Allocate/Free/Touch/Cache/Lookup sequences, every result compared with the
+// reference. Draws use the raw engine output only (distributions differ between libraries).
+void RunDifferential(int64_t num_blocks, uint64_t seed, int steps) {
+  SCOPED_TRACE(testing::Message() << "num_blocks=" << num_blocks << " seed=" << seed);
+  std::mt19937_64 rng(seed);
+  auto below = [&rng](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
+  auto random_key = [&below]() {
+    return CacheKey{static_cast<BlockHash>(below(24)), static_cast<int>(below(2))};
+  };
+  BlockPool pool(num_blocks);
+  ReferencePool ref(num_blocks);
+  std::vector<BlockId> held;  // one entry per reference taken
+  BlockId highest_used = 0;
+
+  for (int step = 0; step < steps; ++step) {
+    SCOPED_TRACE(step);
+    const int64_t op = below(100);
+    if (op < 30) {  // allocate, now and then more than is free
+      const int64_t n = below(4) == 0 ? below(num_blocks + 1) : below(num_blocks / 8 + 2);
+      std::vector<BlockId> got, want;
+      const bool ok = pool.Allocate(n, got);
+      ASSERT_EQ(ok, ref.Allocate(n, want));
+      ASSERT_EQ(got, want);
+      for (BlockId b : got)
+        highest_used = std::max(highest_used, b);
+      held.insert(held.end(), got.begin(), got.end());
+    } else if (op < 55 && !held.empty()) {  // free a random batch in a random order
+      std::vector<BlockId> batch;
+      for (int64_t k = below(static_cast<int64_t>(held.size())) + 1; k > 0; --k) {
+        const auto at = static_cast<std::size_t>(below(static_cast<int64_t>(held.size())));
+        batch.push_back(held[at]);
+        held[at] = held.back();
+        held.pop_back();
+      }
+      if (below(5) == 0) batch.push_back(kNullBlock);
+      if (batch.size() == 1 && below(2) == 0) {
+        pool.Free(batch[0]);
+      } else {
+        pool.Free(batch);
+      }
+      for (BlockId b : batch)
+        ref.Free(b);
+    } else if (op < 70) {  // a prefix hit, or a touch of any block handed out before
+      std::optional<BlockId> block;
+      if (below(2) == 0) {
+        block = pool.Lookup(random_key());
+      } else if (highest_used > 0) {
+        block = static_cast<BlockId>(below(highest_used + 1));
+      }
+      if (block) {
+        pool.Touch(*block);
+        ref.Touch(*block);
+        if (*block != kNullBlock) held.push_back(*block);
+      }
+    } else if (op < 85 && !held.empty()) {  // cache a held block
+      const BlockId block =
+          held[static_cast<std::size_t>(below(static_cast<int64_t>(held.size())))];
+      const CacheKey key = random_key();
+      pool.Cache(block, key);
+      ref.Cache(block, key);
+    } else {  // lookups and per-block queries
+      const CacheKey key = random_key();
+      ASSERT_EQ(pool.Lookup(key), ref.Lookup(key));
+      const auto block = static_cast<BlockId>(below(num_blocks));
+      ASSERT_EQ(pool.IsFree(block), ref.IsFree(block));
+      ASSERT_EQ(pool.IsCached(block), ref.IsCached(block));
+    }
+    ASSERT_EQ(pool.num_free(), ref.num_free());
+    ASSERT_EQ(pool.Usage(), ref.Usage());
+    ASSERT_EQ(pool.materialized_blocks(), static_cast<int64_t>(highest_used));
+  }
+  for (BlockId b = 0; b < num_blocks; ++b) {
+    ASSERT_EQ(pool.IsFree(b), ref.IsFree(b));
+    ASSERT_EQ(pool.IsCached(b), ref.IsCached(b));
+  }
+}
+
+TEST(BlockPool, MatchesTheEagerFreeQueueOnRandomOperations) {
+  for (int64_t num_blocks : {1, 2, 3, 9, 64, 513})
+    for (uint64_t seed : {1u, 2u, 3u, 20260101u})
+      RunDifferential(num_blocks, seed, 4000);
 }
 
 }  // namespace

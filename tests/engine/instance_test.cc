@@ -2,6 +2,7 @@
 // must give exactly the results of stepping one by one.
 #include "engine/instance.h"
 
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -53,6 +54,8 @@ Outcome Simulate(const EngineSetup& setup, uint32_t seed, bool fast) {
   }
   instance->RunUntil(kNever);
   outcome.records = instance->records();
+  std::sort(outcome.records.begin(), outcome.records.end(),
+            [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   outcome.fast_steps = instance->fast_decode_steps();
   return outcome;
 }

@@ -1,0 +1,37 @@
+// The few collectives a parallel fleet run needs, on bytes and integers only (comm/ knows
+// nothing of requests or engines). Every function is collective over `comm`: each rank
+// calls it in the same order. On a communicator of one rank they do no MPI at all.
+//
+//   std::vector<std::vector<std::byte>> out(size);       // one buffer per destination
+//   std::vector<std::byte> in = comm::ExchangeBytes(out, MPI_COMM_WORLD);
+//   int64_t agreed[3] = {next_event, finished, events};
+//   comm::AllReduceMinSum(agreed, MPI_COMM_WORLD);        // min of [0], sums of the rest
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+namespace fleetsim::comm {
+
+int RankOf(MPI_Comm comm);
+int SizeOf(MPI_Comm comm);
+
+// Sends outgoing[d] to rank d (one message per destination, empty ones included in the
+// counts exchange only); returns the bytes received, concatenated in source-rank order.
+std::vector<std::byte> ExchangeBytes(const std::vector<std::vector<std::byte>>& outgoing,
+                                     MPI_Comm comm);
+
+// values[0] becomes the minimum over ranks, values[1..] the sums: one reduction for the
+// window agreement (next event time, and counters).
+void AllReduceMinSum(std::span<int64_t> values, MPI_Comm comm);
+
+void AllReduceSum(std::span<int64_t> values, MPI_Comm comm);
+void AllReduceSum(std::span<int32_t> values, MPI_Comm comm);
+int64_t AllReduceMin(int64_t value, MPI_Comm comm);
+int64_t AllReduceMax(int64_t value, MPI_Comm comm);
+
+}  // namespace fleetsim::comm

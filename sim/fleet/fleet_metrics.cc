@@ -1,0 +1,149 @@
+#include "fleet/fleet_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "comm/collectives.h"
+
+namespace fleetsim {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+enum Count { kRequests, kFinished, kRejected, kUnfinished, kGood, kOutputTokens };
+
+const char* StateName(const RequestRecord& record) {
+  switch (record.state) {
+    case RequestState::kFinished:
+      return "finished";
+    case RequestState::kRejected:
+      return "rejected";
+    default:
+      return "unfinished";
+  }
+}
+
+}  // namespace
+
+output::RequestRow RequestRowOf(const RequestRecord& r, int32_t instance, int32_t gateway,
+                                const NetworkDelays& delays) {
+  output::RequestRow row{};
+  row.id = r.id;
+  output::CopyName(row.name, r.name);
+  row.instance = instance;
+  row.gateway = gateway;
+  row.preemptions = r.preemptions;
+  const SimTime arrival = r.arrival - delays.gateway_to_instance;
+  row.arrival_ns = arrival;
+  row.input_tokens = r.input_tokens;
+  row.output_tokens = r.output_tokens;
+  row.cached_tokens = r.cached_tokens;
+  row.queue_delay_ns = r.first_scheduled == kNever ? -1 : r.first_scheduled - r.arrival;
+  const SimTime first_token =
+      r.first_token == kNever ? kNever : r.first_token + delays.instance_to_client;
+  row.first_token_ns = first_token == kNever ? -1 : first_token;
+  const bool finished = r.state == RequestState::kFinished;
+  const SimTime finish = r.finish + delays.instance_to_client;
+  row.finish_ns = finished ? finish : -1;
+  row.ttft_s = first_token == kNever ? kNaN : ToSeconds(first_token - arrival);
+  row.tpot_s = finished && r.output_tokens > 1
+                   ? ToSeconds(r.finish - r.first_token) / static_cast<double>(r.output_tokens - 1)
+                   : kNaN;
+  row.e2e_s = finished ? ToSeconds(finish - arrival) : kNaN;
+  output::CopyName(row.state, StateName(r));
+  output::CopyName(row.reason, r.state == RequestState::kRejected ? NameOf(r.reject_reason) : "");
+  return row;
+}
+
+output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway) {
+  output::RequestRow row{};
+  row.id = id;
+  output::CopyName(row.name, request.id);
+  row.instance = -1;
+  row.gateway = gateway;
+  row.arrival_ns = request.arrival;
+  row.input_tokens = request.input_tokens;
+  row.queue_delay_ns = row.first_token_ns = row.finish_ns = -1;
+  row.ttft_s = row.tpot_s = row.e2e_s = kNaN;
+  output::CopyName(row.state, "unfinished");
+  return row;
+}
+
+SummaryBuilder::SummaryBuilder(std::string group) : group_(std::move(group)) {}
+
+void SummaryBuilder::Add(const output::RequestRow& row, const SloConfig& slo) {
+  ++counts_[kRequests];
+  first_arrival_ = std::min(first_arrival_, row.arrival_ns);
+  const std::string_view state(row.state);
+  if (state == "rejected") {
+    ++counts_[kRejected];
+    return;
+  }
+  if (state != "finished") {
+    ++counts_[kUnfinished];
+    return;
+  }
+  ++counts_[kFinished];
+  last_finish_ = std::max(last_finish_, row.finish_ns);
+  counts_[kOutputTokens] += row.output_tokens;
+  ttft_.Add(row.ttft_s);
+  e2e_.Add(row.e2e_s);
+  if (!std::isnan(row.tpot_s)) tpot_.Add(row.tpot_s);
+  const bool tpot_ok = std::isnan(row.tpot_s) || row.tpot_s <= slo.tpot_s;
+  if (row.ttft_s <= slo.ttft_s && tpot_ok) ++counts_[kGood];
+}
+
+void SummaryBuilder::AllReduce(MPI_Comm comm) {
+  if (comm::SizeOf(comm) == 1) return;
+  comm::AllReduceSum(counts_, comm);
+  first_arrival_ = comm::AllReduceMin(first_arrival_, comm);
+  last_finish_ = comm::AllReduceMax(last_finish_, comm);
+  for (QuantileSketch* sketch : {&ttft_, &tpot_, &e2e_}) {
+    std::vector<int64_t> counts = sketch->ToCounts();
+    comm::AllReduceSum(counts, comm);
+    QuantileSketch merged;
+    merged.AddCounts(counts);
+    *sketch = std::move(merged);
+  }
+}
+
+output::SummaryRow SummaryBuilder::Build() const {
+  output::SummaryRow row{};
+  output::CopyName(row.group, group_);
+  row.requests = counts_[kRequests];
+  row.finished = counts_[kFinished];
+  row.rejected = counts_[kRejected];
+  row.unfinished = counts_[kUnfinished];
+  row.duration_s = row.finished > 0 ? ToSeconds(last_finish_ - first_arrival_) : 0;
+  const double span = row.duration_s > 0 ? row.duration_s : kNaN;
+  row.throughput_rps = static_cast<double>(row.finished) / span;
+  row.output_tokens_per_s = static_cast<double>(counts_[kOutputTokens]) / span;
+  row.goodput_rps = static_cast<double>(counts_[kGood]) / span;
+  row.slo_attainment = row.requests > 0
+                           ? static_cast<double>(counts_[kGood]) / static_cast<double>(row.requests)
+                           : kNaN;
+  auto quantiles = [](const QuantileSketch& s, double& p50, double& p90, double& p99) {
+    p50 = s.Quantile(0.5);
+    p90 = s.Quantile(0.9);
+    p99 = s.Quantile(0.99);
+  };
+  quantiles(ttft_, row.ttft_p50_s, row.ttft_p90_s, row.ttft_p99_s);
+  quantiles(tpot_, row.tpot_p50_s, row.tpot_p90_s, row.tpot_p99_s);
+  quantiles(e2e_, row.e2e_p50_s, row.e2e_p90_s, row.e2e_p99_s);
+  return row;
+}
+
+void PrintSummary(const std::vector<output::SummaryRow>& rows) {
+  std::printf("%-20s %8s %8s %8s %9s %9s %9s %9s %9s %9s %7s\n", "group", "requests", "finished",
+              "rejected", "req/s", "tok/s", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "SLO");
+  for (const output::SummaryRow& r : rows) {
+    std::printf("%-20.20s %8lld %8lld %8lld %9.2f %9.1f %9.2f %8.3fs %8.3fs %8.4fs %6.1f%%\n",
+                r.group, static_cast<long long>(r.requests), static_cast<long long>(r.finished),
+                static_cast<long long>(r.rejected), r.throughput_rps, r.output_tokens_per_s,
+                r.goodput_rps, r.ttft_p50_s, r.ttft_p99_s, r.tpot_p50_s, 100 * r.slo_attainment);
+  }
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,55 @@
+// Per-request metrics (SPEC.md, "Time points and metrics") and their mergeable summaries.
+//
+// A request arrives at its gateway at the trace time and reaches its instance after the
+// gateway -> instance latency; its first token and its completion reach the client after
+// the instance -> client latency. TTFT = first token at the client - arrival; TPOT =
+// (finish - first token) / (output tokens - 1); E2E = finish at the client - arrival.
+// Goodput counts finished requests within both the TTFT and the TPOT SLO. Percentiles
+// come from relative-error sketches (0.5 %), whose merge does not depend on the rank count.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "cluster/cluster_config.h"
+#include "core/quantile_sketch.h"
+#include "engine/instance.h"
+#include "output/run_tables.h"
+#include "workload/workload_source.h"
+
+namespace fleetsim {
+
+struct NetworkDelays {
+  SimTime gateway_to_instance = 0;
+  SimTime instance_to_client = 0;
+};
+
+// The request's row; `record.arrival` is its arrival at the instance.
+output::RequestRow RequestRowOf(const RequestRecord& record, int32_t instance, int32_t gateway,
+                                const NetworkDelays& delays);
+// A request that never left its gateway (it arrived after the horizon): unfinished.
+output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway);
+
+class SummaryBuilder {
+ public:
+  explicit SummaryBuilder(std::string group);
+  void Add(const output::RequestRow& row, const SloConfig& slo);
+  // Sums every rank's builder into this one (collective over `comm`).
+  void AllReduce(MPI_Comm comm);
+  output::SummaryRow Build() const;
+
+ private:
+  std::string group_;
+  // requests, finished, rejected, unfinished, good, output tokens
+  std::vector<int64_t> counts_ = std::vector<int64_t>(6, 0);
+  int64_t first_arrival_ = INT64_MAX, last_finish_ = INT64_MIN;
+  QuantileSketch ttft_, tpot_, e2e_;
+};
+
+// The summary as a table for people.
+void PrintSummary(const std::vector<output::SummaryRow>& rows);
+
+}  // namespace fleetsim

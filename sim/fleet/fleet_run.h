@@ -1,0 +1,60 @@
+// A fleet run (SPEC.md, "The simulation"): gateways route each request of the workload to
+// an instance, and the instances serve them, spread over MPI ranks and TBB threads.
+//
+// Time advances in conservative windows no longer than the lookahead L (the gateway ->
+// instance latency): a request routed in window [T, T + L) reaches its instance at
+// T + L or later, so within a window every instance advances independently (in parallel,
+// TBB) and ranks meet once per window -- to agree on the next event time (empty stretches
+// are skipped: one MPI_Allreduce(MIN)), and to exchange the routed requests in one
+// batched message per destination rank. Gateways see instance load through a snapshot
+// refreshed every `staleness` (whole windows), plus their own assignments since.
+//
+// Results do not depend on the rank or thread count: requests have their workload
+// position as id, every tie is broken by (time, id), routers draw from their own seeded
+// streams, and tables are written in id order.
+//
+//   FleetRunStats stats = RunFleet(fleet, source, options, file, MPI_COMM_WORLD);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "fleet/fleet_setup.h"
+#include "output/hdf5_file.h"
+#include "output/run_tables.h"
+#include "workload/workload_source.h"
+
+namespace fleetsim {
+
+struct FleetRunOptions {
+  uint64_t seed = 0;
+  int threads = 1;  // TBB threads per rank
+  SimTime horizon = kNever;
+  bool trace_steps = false;  // write /steps
+  bool request_rows = true;  // write /requests (off: summaries and time series only)
+  bool progress = false;     // rank 0 draws a progress line on stderr
+};
+
+struct FleetRunStats {
+  int64_t requests = 0;   // in the workload
+  int64_t steps = 0;      // engine steps, all instances
+  int64_t events = 0;     // engine steps + routed requests
+  int64_t windows = 0;    // windows processed (empty stretches skipped)
+  int64_t snapshots = 0;  // load-view refreshes
+  int64_t out_of_grid = 0;
+  std::vector<output::SummaryRow> summary;  // per group, then "fleet"
+  std::string placement;                    // which rank ran which instances
+};
+
+// Collective over `comm`: writes /requests (unless !request_rows), /instances, /summary,
+// /timeseries and, with trace_steps, /steps into `file`.
+FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource& source,
+                       const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm);
+
+// The gateway of request `id` among `gateways`: hash(id) mod G (SPEC.md).
+int32_t GatewayOf(int64_t id, int gateways);
+
+}  // namespace fleetsim

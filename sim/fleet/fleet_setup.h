@@ -1,0 +1,47 @@
+// What a fleet run is built from: each instance group's engine (model card, bundle, cost
+// model -- built once and shared by the group's replicas), every instance's static facts
+// (group, placement, capacity), and the partition of the instances over MPI ranks.
+//
+//   FleetSetup fleet = BuildFleetSetup(LoadClusterConfig(path));
+//   std::vector<int32_t> mine = fleet.InstancesOfRank(rank, size);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_config.h"
+#include "engine/engine_setup.h"
+
+namespace fleetsim {
+
+struct FleetInstanceInfo {
+  int32_t id = 0;
+  int32_t group = 0;
+  InstancePlacement placement;
+  double capacity = 0;  // tokens/s of a saturated reference step
+};
+
+struct FleetSetup {
+  ClusterConfig cluster;
+  std::vector<EngineSetup> groups;           // by group index
+  std::vector<FleetInstanceInfo> instances;  // by instance id
+
+  // The instances rank `rank` of `size` simulates, ascending. Balanced by capacity
+  // (greedy: largest first onto the least loaded rank, ties to the lower rank); the
+  // partition never changes results, only speed.
+  std::vector<int32_t> InstancesOfRank(int rank, int size) const;
+  // The rank of every instance, by instance id.
+  std::vector<int32_t> Partition(int size) const;
+};
+
+// Throughput of a saturated step of this engine, tokens per second: one prefill chunk
+// filling the token budget beside a decode batch (up to 64 sequences at 1,024 tokens of
+// context). A router weight, not a prediction of served throughput.
+double ReferenceCapacity(const EngineSetup& setup);
+
+// Builds each group's engine (an `analytic` bundle is generated and cached on first use).
+// Errors name the group's line in the cluster config.
+FleetSetup BuildFleetSetup(ClusterConfig cluster);
+
+}  // namespace fleetsim

@@ -1,0 +1,84 @@
+#include "fleet/timeseries.h"
+
+#include <limits>
+
+#include "comm/collectives.h"
+
+namespace fleetsim {
+
+void AddTokens(std::vector<TokenTally>& tally, int64_t bucket, int64_t prompt_tokens,
+               int64_t generated_tokens) {
+  if (tally.empty() || tally.back().bucket != bucket) tally.push_back({bucket, 0, 0});
+  tally.back().prompt_tokens += prompt_tokens;
+  tally.back().generated_tokens += generated_tokens;
+}
+
+Timeseries::Timeseries(std::size_t groups, SimTime interval)
+    : groups_(groups), interval_(interval) {}
+
+Timeseries::Cells& Timeseries::At(int64_t bucket) {
+  Cells& cells = buckets_[bucket];
+  if (cells.empty()) cells.assign(groups_ * kFields, 0);
+  return cells;
+}
+
+void Timeseries::SampleUpTo(SimTime now, const std::function<void(const Sampler&)>& sample_all) {
+  if (next_sample_ < 0) next_sample_ = now / interval_;
+  for (; next_sample_ * interval_ <= now; ++next_sample_) {
+    Cells& cells = At(next_sample_);
+    sample_all([&](int32_t group, int64_t running, int64_t waiting, int64_t used, int64_t usable) {
+      int64_t* g = &cells[static_cast<std::size_t>(group) * kFields];
+      g[kRunning] += running;
+      g[kWaiting] += waiting;
+      g[kKvUsed] += used;
+      g[kKvUsable] += usable;
+    });
+  }
+}
+
+void Timeseries::AddTokens(int64_t bucket, int32_t group, int64_t prompt_tokens,
+                           int64_t generated_tokens) {
+  int64_t* g = &At(bucket)[static_cast<std::size_t>(group) * kFields];
+  g[kPrompt] += prompt_tokens;
+  g[kGenerated] += generated_tokens;
+}
+
+std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::string>& group_names,
+                                                      MPI_Comm comm) const {
+  const int64_t first = comm::AllReduceMin(
+      buckets_.empty() ? std::numeric_limits<int64_t>::max() : buckets_.begin()->first, comm);
+  const int64_t last = comm::AllReduceMax(
+      buckets_.empty() ? std::numeric_limits<int64_t>::min() : buckets_.rbegin()->first, comm);
+  if (first > last) return {};
+  const auto width = static_cast<std::size_t>(last - first + 1);
+  const std::size_t stride = groups_ * kFields;
+  std::vector<int64_t> dense(width * stride, 0);
+  for (const auto& [bucket, cells] : buckets_) {
+    std::copy(cells.begin(), cells.end(),
+              dense.begin() +
+                  static_cast<std::ptrdiff_t>(static_cast<std::size_t>(bucket - first) * stride));
+  }
+  comm::AllReduceSum(dense, comm);
+  std::vector<output::TimeseriesRow> rows;
+  if (comm::RankOf(comm) != 0) return rows;
+  const double seconds = ToSeconds(interval_);
+  for (std::size_t g = 0; g < groups_; ++g) {
+    for (std::size_t b = 0; b < width; ++b) {
+      const int64_t* c = &dense[b * stride + g * kFields];
+      output::TimeseriesRow row{};
+      output::CopyName(row.group, group_names[g]);
+      row.time_s = ToSeconds((first + static_cast<int64_t>(b)) * interval_);
+      row.running = c[kRunning];
+      row.waiting = c[kWaiting];
+      row.kv_usage = c[kKvUsable] > 0
+                         ? static_cast<double>(c[kKvUsed]) / static_cast<double>(c[kKvUsable])
+                         : 0.0;
+      row.prompt_tokens_per_s = static_cast<double>(c[kPrompt]) / seconds;
+      row.generation_tokens_per_s = static_cast<double>(c[kGenerated]) / seconds;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace fleetsim

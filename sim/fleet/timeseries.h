@@ -1,0 +1,67 @@
+// /timeseries: per instance group, at a fixed interval, the state at the interval's start
+// (running and waiting requests, KV usage) and the throughput over it (prompt and
+// generated tokens per second, by step end). Each rank sums its own instances; the
+// ranks' sums are added at the end, so the table does not depend on the rank count.
+//
+//   Timeseries series(groups, interval);
+//   series.SampleUpTo(now, [&](const Timeseries::Sampler& sample) {
+//     for (each instance) sample(group, running, waiting, kv_used, kv_usable);
+//   });
+//   series.AddTokens(step_end / interval, group, prefill_tokens, generated_tokens);
+//   std::vector<TimeseriesRow> rows = series.Reduce(group_names, comm);  // rank 0 has them
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "core/sim_time.h"
+#include "output/run_tables.h"
+
+namespace fleetsim {
+
+// Tokens of one instance's steps that ended in one interval.
+struct TokenTally {
+  int64_t bucket = 0;
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+};
+
+// Adds a step's tokens to `tally`, merging with the last entry when in the same interval.
+void AddTokens(std::vector<TokenTally>& tally, int64_t bucket, int64_t prompt_tokens,
+               int64_t generated_tokens);
+
+class Timeseries {
+ public:
+  using Sampler = std::function<void(int32_t group, int64_t running, int64_t waiting,
+                                     int64_t kv_used_blocks, int64_t kv_usable_blocks)>;
+
+  Timeseries(std::size_t groups, SimTime interval);
+  SimTime interval() const { return interval_; }
+
+  // For every interval start in (the last one sampled, now] -- from the first call's
+  // interval on -- calls `sample_all` with a sampler recording into that interval.
+  void SampleUpTo(SimTime now, const std::function<void(const Sampler&)>& sample_all);
+  void AddTokens(int64_t bucket, int32_t group, int64_t prompt_tokens, int64_t generated_tokens);
+
+  // Collective over `comm`: every rank's sums added; the rows (group by group, in time
+  // order) on rank 0, none elsewhere.
+  std::vector<output::TimeseriesRow> Reduce(const std::vector<std::string>& group_names,
+                                            MPI_Comm comm) const;
+
+ private:
+  enum Field { kRunning, kWaiting, kKvUsed, kKvUsable, kPrompt, kGenerated, kFields };
+  using Cells = std::vector<int64_t>;  // [group * kFields + field]
+  Cells& At(int64_t bucket);
+
+  std::size_t groups_;
+  SimTime interval_;
+  int64_t next_sample_ = -1;  // the next interval to sample; -1 before the first call
+  std::map<int64_t, Cells> buckets_;
+};
+
+}  // namespace fleetsim
