@@ -81,6 +81,62 @@ std::vector<std::byte> ExchangeBytes(const std::vector<std::vector<std::byte>>& 
   return received;
 }
 
+WindowExchange ExchangeWindow(const std::vector<std::vector<std::byte>>& outgoing,
+                              std::span<const int64_t> values, MPI_Comm comm) {
+  const auto size = static_cast<std::size_t>(SizeOf(comm));
+  const auto rank = static_cast<std::size_t>(RankOf(comm));
+  if (outgoing.size() != size) throw std::invalid_argument("ExchangeWindow: one buffer per rank");
+  WindowExchange result;
+  const std::size_t width = 1 + values.size();
+  if (size == 1) {
+    result.bytes = outgoing[0];
+    result.values.assign(values.begin(), values.end());
+    return result;
+  }
+  std::vector<int64_t> send(size * width), recv(size * width);
+  for (std::size_t d = 0; d < size; ++d) {
+    send[d * width] = static_cast<int64_t>(outgoing[d].size());
+    std::copy(values.begin(), values.end(),
+              send.begin() + static_cast<std::ptrdiff_t>(d * width + 1));
+  }
+  Check(MPI_Alltoall(send.data(), Int(width), MPI_INT64_T, recv.data(), Int(width), MPI_INT64_T,
+                     comm),
+        "MPI_Alltoall");
+  result.values.resize(size * values.size());
+  std::vector<std::size_t> offset(size + 1, 0);
+  for (std::size_t s = 0; s < size; ++s) {
+    std::copy_n(recv.begin() + static_cast<std::ptrdiff_t>(s * width + 1), values.size(),
+                result.values.begin() + static_cast<std::ptrdiff_t>(s * values.size()));
+    offset[s + 1] = offset[s] + static_cast<std::size_t>(recv[s * width]);
+  }
+  result.bytes.resize(offset[size]);
+  std::vector<MPI_Request> requests;
+  constexpr int kTag = 7301;
+  for (std::size_t s = 0; s < size; ++s) {
+    const std::size_t n = offset[s + 1] - offset[s];
+    if (n == 0) continue;
+    if (s == rank) {
+      std::copy(outgoing[rank].begin(), outgoing[rank].end(),
+                result.bytes.begin() + static_cast<std::ptrdiff_t>(offset[s]));
+      continue;
+    }
+    requests.emplace_back();
+    Check(MPI_Irecv(result.bytes.data() + offset[s], Int(n), MPI_BYTE, static_cast<int>(s), kTag,
+                    comm, &requests.back()),
+          "MPI_Irecv");
+  }
+  for (std::size_t d = 0; d < size; ++d) {
+    if (d == rank || outgoing[d].empty()) continue;
+    requests.emplace_back();
+    Check(MPI_Isend(outgoing[d].data(), Int(outgoing[d].size()), MPI_BYTE, static_cast<int>(d),
+                    kTag, comm, &requests.back()),
+          "MPI_Isend");
+  }
+  Check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall");
+  return result;
+}
+
 void AllReduceMinSum(std::span<int64_t> values, MPI_Comm comm) {
   if (SizeOf(comm) == 1 || values.empty()) return;
   Check(

@@ -25,6 +25,17 @@ int SizeOf(MPI_Comm comm);
 std::vector<std::byte> ExchangeBytes(const std::vector<std::vector<std::byte>>& outgoing,
                                      MPI_Comm comm);
 
+// One window's meeting in a single collective: every rank sends outgoing[d] to rank d
+// together with `values` (the same for every destination), and gets back what each rank
+// sent it plus every rank's values. A small MPI_Alltoall carries the sizes and values;
+// the bytes then travel point to point, only where there are any.
+struct WindowExchange {
+  std::vector<std::byte> bytes;  // received, concatenated in source-rank order
+  std::vector<int64_t> values;   // rank r's values at [r * values.size() / size, ...)
+};
+WindowExchange ExchangeWindow(const std::vector<std::vector<std::byte>>& outgoing,
+                              std::span<const int64_t> values, MPI_Comm comm);
+
 // values[0] becomes the minimum over ranks, values[1..] the sums: one reduction for the
 // window agreement (next event time, and counters).
 void AllReduceMinSum(std::span<int64_t> values, MPI_Comm comm);

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <unistd.h>
 
 #include "core/input_error.h"
 #include "core/project_paths.h"
@@ -270,7 +271,16 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
   std::ifstream meta(dir / "meta.yaml");
   std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
   if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
-    WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), dir.string());
+    // Built aside and renamed into place, so that processes starting together (the ranks
+    // of a run, parallel tests) never read a half-written bundle.
+    const fs::path staging =
+        dir.parent_path() / (dir.filename().string() + ".tmp." + std::to_string(::getpid()));
+    fs::remove_all(staging);
+    WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), staging.string());
+    std::error_code error;
+    if (fs::exists(dir)) fs::remove_all(dir, error);  // stale: another generator version
+    fs::rename(staging, dir, error);
+    if (error) fs::remove_all(staging);  // another process put the same bundle there first
   }
   return dir.string();
 }

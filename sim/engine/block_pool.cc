@@ -74,9 +74,15 @@ void BlockPool::Evict(BlockId block) {
   if (!state.cached) return;
   auto found = cached_.find(state.key);
   if (found != cached_.end()) {
-    auto& blocks = found->second;
-    blocks.erase(std::find(blocks.begin(), blocks.end(), block));
-    if (blocks.empty()) cached_.erase(found);
+    CachedBlocks& blocks = found->second;
+    if (blocks.first != block) {
+      blocks.later.erase(std::find(blocks.later.begin(), blocks.later.end(), block));
+    } else if (blocks.later.empty()) {
+      cached_.erase(found);
+    } else {
+      blocks.first = blocks.later.front();
+      blocks.later.erase(blocks.later.begin());
+    }
   }
   state.cached = false;
   state.key = {};
@@ -123,13 +129,18 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
   if (state.cached) return;
   state.key = key;
   state.cached = true;
-  cached_[key].push_back(block);
+  const auto [entry, inserted] = cached_.try_emplace(key);
+  if (inserted) {
+    entry->second.first = block;
+  } else {
+    entry->second.later.push_back(block);
+  }
 }
 
 std::optional<BlockId> BlockPool::Lookup(CacheKey key) const {
   auto found = cached_.find(key);
   if (found == cached_.end()) return std::nullopt;
-  return found->second.front();
+  return found->second.first;
 }
 
 }  // namespace fleetsim

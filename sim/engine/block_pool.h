@@ -98,7 +98,13 @@ class BlockPool {
   BlockId tail_ = -1;
   // Several blocks can carry one hash (computed twice before either was hit); a lookup
   // returns the first one cached, as vLLM's dict does.
-  std::unordered_map<CacheKey, std::vector<BlockId>, CacheKeyHasher> cached_;
+  // The first block cached under a key, and any later ones (rare: no allocation for them
+  // in the common case).
+  struct CachedBlocks {
+    BlockId first = kNullBlock;
+    std::vector<BlockId> later;
+  };
+  std::unordered_map<CacheKey, CachedBlocks, CacheKeyHasher> cached_;
 };
 
 }  // namespace fleetsim

@@ -139,10 +139,25 @@ class FleetRun {
 
   FleetRunStats Run(output::Hdf5File& file) {
     SimTime window_end = 0;
+    outgoing_.assign(static_cast<std::size_t>(size_), {});
     while (true) {
-      std::array<int64_t, 5> agreed = {NextLocalEvent(), settled_, events_, input_errors_,
-                                       other_errors_};
-      comm::AllReduceMinSum(agreed, comm_);
+      // One meeting per window: the requests routed in the last window go to their
+      // instances' ranks, and the ranks agree on the next event (the requests on the
+      // wire count: their senders include them) and on the counters.
+      SimTime local_next = std::min(NextLocalEvent(), outgoing_next_);
+      const std::array<int64_t, 5> mine = {local_next, settled_, events_, input_errors_,
+                                           other_errors_};
+      const comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
+      for (std::vector<std::byte>& buffer : outgoing_)
+        buffer.clear();
+      outgoing_next_ = kNever;
+      std::array<int64_t, 5> agreed = {kNever, 0, 0, 0, 0};
+      for (std::size_t at = 0; at < exchange.values.size(); at += mine.size()) {
+        agreed[0] = std::min(agreed[0], exchange.values[at]);
+        for (std::size_t k = 1; k < mine.size(); ++k)
+          agreed[k] += exchange.values[at + k];
+      }
+      Deliver(exchange.bytes);
       if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
       progress_.Update(window_end, agreed[1], workload_.exhausted() ? workload_.read() : -1,
                        agreed[2]);
@@ -156,7 +171,8 @@ class FleetRun {
         snapshot_epoch_ = (start / window_) / refresh_every_;
         RefreshLoadViews();
       }
-      Deliver(comm::ExchangeBytes(Route(window_end), comm_));
+      // Routed now, delivered at the next meeting: they arrive at window_end or later.
+      Route(window_end);
       Advance(std::min(window_end, options_.horizon));
       ++windows_;
     }
@@ -291,9 +307,9 @@ class FleetRun {
     ++snapshots_;
   }
 
-  // Routes this rank's arrivals before `window_end`; one buffer per destination rank.
-  std::vector<std::vector<std::byte>> Route(SimTime window_end) {
-    std::vector<std::vector<std::byte>> outgoing(static_cast<std::size_t>(size_));
+  // Routes this rank's arrivals before `window_end` into the outgoing buffers, one per
+  // destination rank.
+  void Route(SimTime window_end) {
     const SimTime stop = std::min(window_end, options_.horizon);
     const int prefix_blocks = fleet_.cluster.gateways.router.prefix_blocks;
     while (const RoutedRequest* next = PeekArrival()) {
@@ -308,10 +324,10 @@ class FleetRun {
       routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
       RequireOutsideLookahead(routed.instance_arrival, window_end);
       const int owner = owner_of_[static_cast<std::size_t>(routed.instance)];
-      AppendRoutedRequest(routed, outgoing[static_cast<std::size_t>(owner)]);
+      AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
+      outgoing_next_ = std::min(outgoing_next_, routed.instance_arrival);
       ++events_;
     }
-    return outgoing;
   }
 
   void Deliver(const std::vector<std::byte>& received) {
@@ -542,6 +558,8 @@ class FleetRun {
   std::vector<int32_t> owner_of_;  // rank of each instance
   std::vector<int32_t> placement_;
   std::vector<LocalGateway> gateways_;
+  std::vector<std::vector<std::byte>> outgoing_;  // routed, to be sent at the next meeting
+  SimTime outgoing_next_ = kNever;                // the earliest arrival among them
   std::vector<int32_t> gateway_index_;
   using Entry = std::pair<SimTime, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;

@@ -1,6 +1,7 @@
 #include "perf/grid_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <optional>
@@ -121,11 +122,11 @@ int64_t GridTable::FillHoles() {
   return filled;
 }
 
-double GridTable::Lookup(const std::vector<double>& point) const {
-  assert(point.size() == axes_.size());
+double GridTable::Lookup(std::span<const double> point) const {
+  assert(point.size() == axes_.size() && axes_.size() <= kMaxRank);
   // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
-  std::vector<std::size_t> lower(axes_.size());
-  std::vector<double> weight(axes_.size());
+  std::array<std::size_t, kMaxRank> lower{};
+  std::array<double, kMaxRank> weight{};
   bool outside = false;
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     const std::vector<double>& axis = axes_[i];
@@ -145,19 +146,19 @@ double GridTable::Lookup(const std::vector<double>& point) const {
   if (outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   // Sum over the 2^rank corners of the cell.
   double value = 0;
-  std::vector<std::size_t> corner(axes_.size());
   for (std::size_t mask = 0; mask < (std::size_t{1} << axes_.size()); ++mask) {
     double w = 1;
+    std::size_t flat = 0;
     for (std::size_t i = 0; i < axes_.size(); ++i) {
       const bool upper = (mask >> i) & 1U;
       if (axes_[i].size() == 1 && upper) {
         w = 0;
         break;
       }
-      corner[i] = lower[i] + (upper ? 1 : 0);
+      flat += (lower[i] + (upper ? 1 : 0)) * strides_[i];
       w *= upper ? weight[i] : 1 - weight[i];
     }
-    if (w != 0) value += w * values_[Flatten(corner)];
+    if (w != 0) value += w * values_[flat];
   }
   return value;
 }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,12 @@ class GridTable {
   int64_t FillHoles();
 
   // Interpolated value at `point` (one coordinate per axis).
-  double Lookup(const std::vector<double>& point) const;
+  double Lookup(std::span<const double> point) const;
+  double Lookup(std::initializer_list<double> point) const {
+    return Lookup(std::span<const double>(point.begin(), point.size()));
+  }
+  // The most axes a table may have (lookups keep their work on the stack).
+  static constexpr std::size_t kMaxRank = 8;
   int64_t out_of_grid_lookups() const { return out_of_grid_.value.load(std::memory_order_relaxed); }
 
  private:

@@ -110,14 +110,22 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
   moe_layers_ = card.CountMoeLayers();
   dense_mlp_layers_ = card.NumLayers() - moe_layers_;
   const std::string model = card.name;
+  const auto tables_of = [this](const std::vector<std::string>& names) {
+    std::vector<const GridTable*> found;
+    for (const std::string& name : names)
+      found.push_back(&tables_.dense.at(name));
+    return found;
+  };
   if (full_layers_ > 0)
-    full_kernels_ = Resolve(tables_, kFullAttentionKernels, bundle, card, "full_attention");
+    full_kernels_ =
+        tables_of(Resolve(tables_, kFullAttentionKernels, bundle, card, "full_attention"));
   if (gdn_layers_ > 0) {
-    gdn_kernels_ = Resolve(tables_, kGdnKernels, bundle, card, "linear_attention");
+    gdn_kernels_ = tables_of(Resolve(tables_, kGdnKernels, bundle, card, "linear_attention"));
     Require(!tables_.linear_attention.empty(), bundle, "linear_attention.csv",
             "for the GDN layers of " + model);
   }
-  if (dense_mlp_layers_ > 0) mlp_kernels_ = Resolve(tables_, kMlpKernels, bundle, card, "MLP");
+  if (dense_mlp_layers_ > 0)
+    mlp_kernels_ = tables_of(Resolve(tables_, kMlpKernels, bundle, card, "MLP"));
   if (moe_layers_ > 0) {
     Require(tables_.moe.has_value(), bundle, "moe.csv", "for the MoE layers of " + model);
     moe_experts_ = card.moe->num_experts;
@@ -130,10 +138,10 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
   Require(tables_.per_sequence.contains("lm_head"), bundle, "per_sequence kernel 'lm_head'",
           "per sampled sequence");
   has_sampler_ = tables_.per_sequence.contains("sampler");
-}
-
-double StepCostModel::Dense(const std::string& kernel, double tokens) const {
-  return tables_.dense.at(kernel).Lookup({tokens});
+  embedding_ = &tables_.dense.at("embedding");
+  final_layernorm_ = &tables_.dense.at("final_layernorm");
+  lm_head_ = &tables_.per_sequence.at("lm_head");
+  if (has_sampler_) sampler_ = &tables_.per_sequence.at("sampler");
 }
 
 double StepCostModel::AttentionUs(const BatchShape& batch) const {
@@ -175,30 +183,30 @@ double StepCostModel::MoeUs(double tokens) const {
 
 StepCost StepCostModel::Cost(const BatchShape& batch) const {
   const auto tokens = static_cast<double>(batch.total_tokens());
-  double us = Dense("embedding", tokens) + Dense("final_layernorm", tokens);
+  double us = embedding_->Lookup({tokens}) + final_layernorm_->Lookup({tokens});
   if (full_layers_ > 0) {
     double layer = AttentionUs(batch);
-    for (const std::string& kernel : full_kernels_)
-      layer += Dense(kernel, tokens);
+    for (const GridTable* kernel : full_kernels_)
+      layer += kernel->Lookup({tokens});
     us += full_layers_ * layer;
   }
   if (gdn_layers_ > 0) {
     double layer = GdnRegimeUs(batch);
-    for (const std::string& kernel : gdn_kernels_)
-      layer += Dense(kernel, tokens);
+    for (const GridTable* kernel : gdn_kernels_)
+      layer += kernel->Lookup({tokens});
     us += gdn_layers_ * layer;
   }
   if (dense_mlp_layers_ > 0) {
     double mlp = 0;
-    for (const std::string& kernel : mlp_kernels_)
-      mlp += Dense(kernel, tokens);
+    for (const GridTable* kernel : mlp_kernels_)
+      mlp += kernel->Lookup({tokens});
     us += dense_mlp_layers_ * mlp;
   }
   if (moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
   if (batch.sampled_sequences() > 0) {
     const auto sequences = static_cast<double>(batch.sampled_sequences());
-    us += tables_.per_sequence.at("lm_head").Lookup({sequences});
-    if (has_sampler_) us += tables_.per_sequence.at("sampler").Lookup({sequences});
+    us += lm_head_->Lookup({sequences});
+    if (sampler_) us += sampler_->Lookup({sequences});
   }
 
   StepCost cost;

@@ -48,13 +48,15 @@ class StepCostModel {
  public:
   StepCostModel(const ModelCard& card, const Bundle& bundle, int tp, AllReduceModel allreduce,
                 int64_t step_overhead_ns);
+  // It points into its own tables.
+  StepCostModel(const StepCostModel&) = delete;
+  StepCostModel& operator=(const StepCostModel&) = delete;
 
   StepCost Cost(const BatchShape& batch) const;
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
 
  private:
-  double Dense(const std::string& kernel, double tokens) const;
   double AttentionUs(const BatchShape& batch) const;
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
@@ -72,9 +74,14 @@ class StepCostModel {
   int moe_layers_ = 0;
   int moe_experts_ = 0;
   int moe_top_k_ = 0;
-  std::vector<std::string> full_kernels_;
-  std::vector<std::string> gdn_kernels_;
-  std::vector<std::string> mlp_kernels_;
+  // The tables each step reads, found once (pointers into tables_).
+  std::vector<const GridTable*> full_kernels_;
+  std::vector<const GridTable*> gdn_kernels_;
+  std::vector<const GridTable*> mlp_kernels_;
+  const GridTable* embedding_ = nullptr;
+  const GridTable* final_layernorm_ = nullptr;
+  const GridTable* lm_head_ = nullptr;
+  const GridTable* sampler_ = nullptr;
   bool has_sampler_ = false;
 };
 
