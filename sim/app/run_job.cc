@@ -1,0 +1,101 @@
+#include "app/run_job.h"
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "cluster/cluster_config.h"
+#include "comm/collectives.h"
+#include "core/input_error.h"
+#include "fleet/fleet_setup.h"
+#include "output/hdf5_file.h"
+#include "workload/workload_source.h"
+
+#ifndef FLEETSIM_VERSION
+#define FLEETSIM_VERSION "unknown"
+#endif
+
+namespace fleetsim {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Rank 0 builds first -- it may generate and cache analytic bundles, which the other
+// ranks then find -- and every rank learns whether it failed, so none waits forever.
+FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
+  const int rank = comm::RankOf(comm);
+  const int size = comm::SizeOf(comm);
+  std::optional<FleetSetup> fleet;
+  int failed = 0;
+  if (rank == 0) {
+    try {
+      fleet = BuildFleetSetup(cluster);
+    } catch (const InputError&) {
+      failed = 1;
+      if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+      throw;
+    } catch (const std::exception&) {
+      failed = 2;
+      if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+      throw;
+    }
+  }
+  if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  if (failed) throw QuietExit{failed == 1 ? kExitInputError : 1};
+  if (!fleet) fleet = BuildFleetSetup(cluster);
+  return std::move(*fleet);
+}
+
+}  // namespace
+
+RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ClusterConfig cluster = LoadClusterConfig(job.cluster);
+  const FleetSetup fleet = BuildOnEveryRank(cluster, comm);
+  auto source =
+      std::make_unique<WorkloadWindow>(OpenWorkload(job.workload, job.format), job.window);
+  // Fail on a bad output path before simulating anything.
+  output::Hdf5File file(job.output, comm);
+  RunJobResult result;
+  result.stats = RunFleet(fleet, *source, job.fleet, file, comm);
+  result.instances = fleet.instances.size();
+  const FleetRunStats& stats = result.stats;
+
+  result.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const std::string p = "/provenance";
+  file.WriteAttribute(p, "fleetsim_version", std::string(FLEETSIM_VERSION));
+  file.WriteAttribute(p, "command_line", job.command_line);
+  file.WriteAttribute(p, "cluster_config_path", job.cluster);
+  file.WriteAttribute(p, "cluster_config", ReadFile(job.cluster));
+  file.WriteAttribute(p, "workload_path", job.workload);
+  file.WriteAttribute(p, "workload_format", source->format());
+  file.WriteAttribute(p, "skipped_bad_lines", comm::AllReduceMax(source->skipped_lines(), comm));
+  file.WriteAttribute(p, "rate_scale", job.window.rate_scale);
+  file.WriteAttribute(p, "seed", static_cast<int64_t>(job.fleet.seed));
+  std::string bundles;
+  for (const InstanceGroupConfig& g : cluster.groups)
+    bundles += g.name + "=" + g.bundle + "\n";
+  file.WriteAttribute(p, "bundles", bundles);
+  file.WriteAttribute(p, "ranks", int64_t{comm::SizeOf(comm)});
+  file.WriteAttribute(p, "threads", int64_t{job.fleet.threads});
+  file.WriteAttribute(p, "placement", stats.placement);
+  file.WriteAttribute(p, "request_rows", int64_t{job.fleet.request_rows});
+  file.WriteAttribute(p, "steps", stats.steps);
+  file.WriteAttribute(p, "events", stats.events);
+  file.WriteAttribute(p, "windows", stats.windows);
+  file.WriteAttribute(p, "load_snapshots", stats.snapshots);
+  file.WriteAttribute(p, "out_of_grid_lookups", stats.out_of_grid);
+  file.WriteAttribute(p, "wall_time_s", result.wall_s);
+  file.Commit();
+  return result;
+}
+
+}  // namespace fleetsim

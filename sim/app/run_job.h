@@ -1,0 +1,42 @@
+// One simulation job, as `fleetsim run` and each point of `fleetsim sweep` run it: a
+// cluster config and a workload in, one HDF5 file out (with /provenance), the summary
+// back. Collective over `comm` (MPI_COMM_WORLD for a run, MPI_COMM_SELF for a sweep point
+// run by one rank): the same job gives the same file whichever way it is launched.
+//
+//   RunJob job;
+//   job.cluster = "cluster_configs/default_fleet.yaml";
+//   job.workload = "runs/examples/default_fleet_traffic.yaml";
+//   job.output = "out/run.h5";
+//   RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
+#pragma once
+
+#include <string>
+
+#include <mpi.h>
+
+#include "fleet/fleet_run.h"
+#include "workload/workload_window.h"
+
+namespace fleetsim {
+
+struct RunJob {
+  std::string cluster;  // a cluster config file
+  std::string workload;
+  std::string format = "auto";
+  std::string output;
+  WindowOptions window;
+  FleetRunOptions fleet;
+  std::string command_line;  // recorded in /provenance
+};
+
+struct RunJobResult {
+  FleetRunStats stats;
+  std::size_t instances = 0;
+  double wall_s = 0;
+};
+
+// Errors in the inputs throw InputError on every rank (rank 0's is the one to print; the
+// others may throw QuietExit instead).
+RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm);
+
+}  // namespace fleetsim
