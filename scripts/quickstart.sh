@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # README command (a): install what is missing, build, and run the main job on the
-# bundled default: `fleetsim run` of the 27B hybrid on one RTX PRO 6000 with prefix
-# caching (cluster_configs/single_node_hybrid_instance.yaml), serving the shipped
-# example trace, on fleetsim's analytic bundle (built and cached on first use) -- then
-# `fleetsim inspect` of the same model's cache arithmetic on an H200.
+# bundled default: `fleetsim run` under `mpirun -np 2` -- the default fleet
+# (cluster_configs/default_fleet.yaml: 64 Llama-3.1-8B instances on an H100 pool and an
+# A100 pool behind two gateways) serving a minute of generated chat traffic, on
+# fleetsim's analytic bundles (built and cached on first use) -- then `fleetsim inspect`
+# of the 27B hybrid's cache arithmetic on an H200.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,8 +16,12 @@ if ! scripts/build.sh >build/quickstart-build.log 2>&1; then
   exit 1
 fi
 mkdir -p runs/out
-echo "+ build/sim/fleetsim run --output runs/out/quickstart.h5"
-build/sim/fleetsim run --output runs/out/quickstart.h5
+if [[ $(id -u) == 0 ]]; then  # Open MPI refuses to run as root unless told
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none  # quiet in containers
+echo "+ mpirun -np 2 --oversubscribe build/sim/fleetsim run --output runs/out/quickstart.h5"
+mpirun -np 2 --oversubscribe build/sim/fleetsim run --output runs/out/quickstart.h5
 echo
 echo "+ build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM"
 build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM

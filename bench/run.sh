@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# fleetsim's benchmarks (bench/README.md). Prints one Markdown table row per case: wall
+# time, simulated requests per wall second, events per second, and peak RSS per process.
+#   bench/run.sh fleet      # 1,024 instances x 1M and 4M requests at 1 and 2 ranks; 100,000 instances
+#   bench/run.sh memory     # 1M vs 20M requests, --no-request-rows, on the default fleet
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+fleetsim=${FLEETSIM:-$root/build/sim/fleetsim}
+out=${BENCH_OUT:-$root/bench/out}
+mkdir -p "$out"
+if [[ $(id -u) == 0 ]]; then  # Open MPI refuses root unless told
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+# case name, launcher ("single" or a rank count), cluster, workload
+measure() {
+  local name=$1 launch=$2 cluster=$3 workload=$4
+  local cmd=("$fleetsim" run --cluster "$root/$cluster" --workload "$root/$workload"
+             --no-request-rows --threads 1 --output "$out/$name.h5")
+  [[ $launch == single ]] || cmd=(mpirun -np "$launch" "${cmd[@]}")
+  /usr/bin/time -f "%e %M" -o "$out/$name.time" "${cmd[@]}" > "$out/$name.log"
+  read -r wall rss_kb < "$out/$name.time"
+  local line
+  line=$(grep "requests on" "$out/$name.log")
+  local requests events
+  requests=$(awk '{print $1}' <<< "$line")
+  events=$(sed -E 's/.* ([0-9]+) events.*/\1/' <<< "$line")
+  awk -v n="$name" -v l="$launch" -v w="$wall" -v r="$requests" -v e="$events" -v m="$rss_kb" \
+    'BEGIN { printf "| %s | %s | %.1f | %.0f | %.3g | %.0f |\n", n, l, w, r / w, e / w, m / 1024 }'
+}
+
+echo "| case | ranks | wall (s) | requests/s | events/s | peak RSS per process (MiB) |"
+echo "|---|---|---|---|---|---|"
+case ${1:-fleet} in
+  fleet)
+    measure 1m-single single bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 1m-np1 1 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 1m-np2 2 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 4m-np1 1 bench/fleet_1024.yaml bench/traffic_4m.yaml
+    measure 4m-np2 2 bench/fleet_1024.yaml bench/traffic_4m.yaml
+    measure 100k-instances-np1 1 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    ;;
+  memory)
+    measure memory-1m single cluster_configs/default_fleet.yaml bench/traffic_memory_1m.yaml
+    measure memory-20m single cluster_configs/default_fleet.yaml bench/traffic_memory_20m.yaml
+    ;;
+  *)
+    echo "usage: bench/run.sh fleet|memory" >&2
+    exit 2
+    ;;
+esac
