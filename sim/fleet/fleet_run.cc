@@ -119,6 +119,7 @@ class FleetRun {
         comm_(comm),
         rank_(comm::RankOf(comm)),
         size_(comm::SizeOf(comm)),
+        source_(source),
         workload_(source, rank_, size_, fleet.cluster.gateways.count),
         timeseries_(fleet.cluster.groups.size(),
                     std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))),
@@ -159,8 +160,7 @@ class FleetRun {
       }
       Deliver(exchange.bytes);
       if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
-      progress_.Update(window_end, agreed[1], workload_.exhausted() ? workload_.read() : -1,
-                       agreed[2]);
+      progress_.Update(window_end, agreed[1], ExpectedTotal(), agreed[2]);
       const SimTime next = agreed[0];
       if (next == kNever || next >= options_.horizon) break;
       const SimTime start = std::max(window_end, next / window_ * window_);
@@ -259,6 +259,13 @@ class FleetRun {
     }
     workload_.Abandon();
     return nullptr;
+  }
+
+  // The workload's size for the progress line: exact once read through, else what the
+  // source promises at most (-1: unknown).
+  int64_t ExpectedTotal() const {
+    if (workload_.exhausted()) return workload_.read();
+    return source_.expected_requests().value_or(-1);
   }
 
   [[noreturn]] void FailTogether(bool input_error) {
@@ -548,6 +555,7 @@ class FleetRun {
   const FleetRunOptions& options_;
   MPI_Comm comm_;
   int rank_, size_;
+  const WorkloadSource& source_;
   RankWorkload workload_;
   NetworkDelays delays_;
   SimTime window_ = 1;

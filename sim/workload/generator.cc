@@ -30,6 +30,7 @@ class GeneratedWorkload : public WorkloadSource {
  public:
   explicit GeneratedWorkload(GeneratorSpec spec) : spec_(std::move(spec)) {}
   std::string format() const override { return "generator"; }
+  std::optional<int64_t> expected_requests() const override { return spec_.num_requests; }
 
   std::optional<WorkloadRequest> Next() final {
     if (done_ || (spec_.num_requests && emitted_ >= *spec_.num_requests)) return std::nullopt;

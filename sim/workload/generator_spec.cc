@@ -12,7 +12,7 @@ SessionSpec ParseSessions(const YamlSection& s) {
   s.RejectUnknownKeys({"count", "turns", "think_time_s", "system_prompt_tokens"});
   SessionSpec spec;
   if (s.Has("count")) spec.count = GetCount(s, "count");
-  spec.turns = LengthDistribution::Parse(s.Child("turns"));
+  spec.turns = LengthDistribution::Parse(s.Child("turns"), LengthOf::kTurns, /*seed=*/0);
   spec.think_time_s = GetNumber(s, "think_time_s", kNonNegative, 0.0);
   spec.system_prompt_tokens = s.GetOr<int64_t>("system_prompt_tokens", 0);
   if (spec.system_prompt_tokens < 0) {
@@ -54,8 +54,10 @@ GeneratorSpec GeneratorSpec::Parse(const YamlSection& doc) {
     s.Fail("num_requests", "missing: set num_requests, duration_s or both");
 
   spec.arrivals = ArrivalSpec::Parse(s.Child("arrivals"));
-  spec.input_tokens = LengthDistribution::Parse(s.Child("input_tokens"));
-  spec.output_tokens = LengthDistribution::Parse(s.Child("output_tokens"));
+  spec.input_tokens =
+      LengthDistribution::Parse(s.Child("input_tokens"), LengthOf::kInputTokens, spec.seed);
+  spec.output_tokens =
+      LengthDistribution::Parse(s.Child("output_tokens"), LengthOf::kOutputTokens, spec.seed);
   if (auto sessions = s.FindChild("sessions")) spec.sessions = ParseSessions(*sessions);
   if (auto shared = s.FindChild("shared_prefix")) {
     if (spec.sessions) {

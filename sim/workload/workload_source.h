@@ -40,6 +40,9 @@ class WorkloadSource {
   // The next request in arrival order; nullopt at the end.
   virtual std::optional<WorkloadRequest> Next() = 0;
   virtual std::string format() const = 0;
+  // At most this many requests will come, when the source knows (a generator's
+  // num_requests, a --num-reqs window): for progress estimates only.
+  virtual std::optional<int64_t> expected_requests() const { return std::nullopt; }
 };
 
 // Engine-block prefix hashes from a trace's hashes at another block size. Engine block i

@@ -1,5 +1,6 @@
 #include "workload/workload_window.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/input_error.h"
@@ -13,6 +14,12 @@ WorkloadWindow::WorkloadWindow(std::unique_ptr<WorkloadSource> source, WindowOpt
     throw OptionError("--num-reqs", "must not be negative");
   if (options_.duration && *options_.duration <= 0)
     throw OptionError("--duration", "must be positive");
+}
+
+std::optional<int64_t> WorkloadWindow::expected_requests() const {
+  const std::optional<int64_t> inner = source_->expected_requests();
+  if (!options_.num_requests) return inner;
+  return inner ? std::min(*inner, *options_.num_requests) : options_.num_requests;
 }
 
 std::optional<WorkloadRequest> WorkloadWindow::Next() {

@@ -25,6 +25,7 @@ class WorkloadWindow : public WorkloadSource {
   WorkloadWindow(std::unique_ptr<WorkloadSource> source, WindowOptions options);
   std::optional<WorkloadRequest> Next() override;
   std::string format() const override { return source_->format(); }
+  std::optional<int64_t> expected_requests() const override;
   int64_t skipped_lines() const { return skipped_; }
 
  private:

@@ -179,6 +179,69 @@ TEST_F(RunCli, RoundRobinOverReplicas) {
   EXPECT_EQ(Csv("rr.instances.csv").size(), 2u);
 }
 
+// Two groups behind three gateways: every request once, routed by some gateway; the time
+// series' generation throughput adds up to the tokens the instances produced.
+TEST_F(RunCli, FleetTablesAddUp) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  std::string groups = "instance_groups:\n";
+  for (const char* name : {"g1", "g2"}) {
+    groups += std::string("  - name: ") + name +
+              "\n    model: qwen3.8-27b\n    hardware: H200-SXM\n" + "    bundle: " + bundle.dir() +
+              "\n    replicas: 2\n    engine: {num_gpu_blocks: 200}\n";
+  }
+  Write("cluster.yaml", groups +
+                            "gateways: {count: 3, policy: least_outstanding}\n"
+                            "timeseries: {interval_s: 0.25}\n");
+  std::string trace;
+  for (int i = 0; i < 40; ++i) {
+    trace += "{\"arrival_s\": " + std::to_string(0.05 * i) +
+             ", \"input_tokens\": " + std::to_string(100 + 37 * i) +
+             ", \"output_tokens\": " + std::to_string(5 + i % 7) + "}\n";
+  }
+  Write("trace.jsonl", trace);
+  const std::string run = "run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                          Path("trace.jsonl") + " --output ";
+  ASSERT_EQ(RunFleetsim(run + Path("fleet.h5")).exit_code, 0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("fleet.h5")).exit_code, 0);
+  const auto requests = Csv("fleet.requests.csv");
+  ASSERT_EQ(requests.size(), 40u);
+  std::set<std::string> gateways;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].at("id"), std::to_string(i));
+    EXPECT_EQ(requests[i].at("state"), "finished");
+    gateways.insert(requests[i].at("gateway"));
+  }
+  EXPECT_EQ(gateways, (std::set<std::string>{"0", "1", "2"}));
+  int64_t produced = 0;
+  for (const auto& row : Csv("fleet.instances.csv"))
+    produced += std::stoll(row.at("output_tokens"));
+  double series = 0;
+  for (const auto& row : Csv("fleet.timeseries.csv"))
+    series += std::stod(row.at("generation_tokens_per_s")) * 0.25;
+  EXPECT_EQ(produced, 40 * 5 + (0 + 1 + 2 + 3 + 4 + 5 + 6) * 5 + (0 + 1 + 2 + 3 + 4));
+  EXPECT_NEAR(series, static_cast<double>(produced), 1e-6);
+
+  // --no-request-rows: the same summary, no /requests.
+  ASSERT_EQ(RunFleetsim(run + Path("lean.h5") + " --no-request-rows").exit_code, 0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("lean.h5")).exit_code, 0);
+  EXPECT_FALSE(fs::exists(Path("lean.requests.csv")));
+  EXPECT_EQ(Csv("lean.summary.csv"), Csv("fleet.summary.csv"));
+
+  // A horizon: still every request once; those arriving later never left their gateway.
+  ASSERT_EQ(RunFleetsim(run + Path("cut.h5") + " --horizon 1.0").exit_code, 0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("cut.h5")).exit_code, 0);
+  const auto cut = Csv("cut.requests.csv");
+  ASSERT_EQ(cut.size(), 40u);
+  for (const auto& row : cut) {
+    const bool late = std::stod(row.at("arrival_ns")) >= 1e9;
+    EXPECT_EQ(row.at("instance") == "-1", late) << row.at("id");
+    if (late) {
+      EXPECT_EQ(row.at("state"), "unfinished");
+    }
+  }
+}
+
 TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});
