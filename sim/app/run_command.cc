@@ -3,13 +3,13 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
-
 #include <unistd.h>
 
 #include "app/run_job.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
 #include "fleet/fleet_metrics.h"
+#include "workload/trace_catalog.h"
 
 namespace fleetsim {
 namespace {
@@ -29,10 +29,17 @@ struct RunOptions {
   int threads = 1;
   uint64_t seed = 0;
   bool quiet = false;
+  bool list_traces = false;
   std::string command_line;
 };
 
 void Run(const RunOptions& options) {
+  if (options.list_traces) {
+    std::printf("traces in %s:\n", TracesDir().c_str());
+    for (const std::string& name : TraceNames())
+      std::printf("  %s\n", name.c_str());
+    return;
+  }
   comm::MpiRuntime mpi(nullptr, nullptr);
   // Inputs are read identically on every rank, so every rank meets the same error; only
   // rank 0 prints it.
@@ -85,10 +92,11 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_option("--cluster", options->cluster,
                   "Cluster config (default: the bundled fleet, cluster_configs/default_fleet.yaml)")
       ->check(CLI::ExistingFile);
-  run->add_option("--workload", options->workload,
-                  "Workload: a trace (native JSONL, vLLM-bench, Azure, Vidur, Mooncake) or a "
-                  "generator spec (default: runs/examples/default_fleet_traffic.yaml)")
-      ->check(CLI::ExistingFile);
+  run->add_option(
+      "--workload", options->workload,
+      "Workload: a trace file (native JSONL, vLLM-bench, Azure, Vidur, Mooncake), a real "
+      "trace by name (e.g. conversation_trace; see fleetsim run --list-traces), or a "
+      "generator spec (default: runs/examples/default_fleet_traffic.yaml)");
   run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
       ->capture_default_str();
   run->add_option("--output", options->output, "The HDF5 file to write")->capture_default_str();
@@ -111,6 +119,8 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();
   run->add_option("--seed", options->seed, "Seed of the routers' random streams")
       ->capture_default_str();
+  run->add_flag("--list-traces", options->list_traces,
+                "Print the names of the real traces --workload accepts, and exit");
   run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");
   run->callback([options]() { Run(*options); });
 }

@@ -11,6 +11,7 @@
 #include "core/input_error.h"
 #include "fleet/fleet_setup.h"
 #include "output/hdf5_file.h"
+#include "workload/trace_catalog.h"
 #include "workload/workload_source.h"
 
 #ifndef FLEETSIM_VERSION
@@ -59,8 +60,8 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ClusterConfig cluster = LoadClusterConfig(job.cluster);
   const FleetSetup fleet = BuildOnEveryRank(cluster, comm);
-  auto source =
-      std::make_unique<WorkloadWindow>(OpenWorkload(job.workload, job.format), job.window);
+  const std::string workload = ResolveWorkload(job.workload);
+  auto source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), job.window);
   // Fail on a bad output path before simulating anything.
   output::Hdf5File file(job.output, comm);
   RunJobResult result;
@@ -75,7 +76,7 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "command_line", job.command_line);
   file.WriteAttribute(p, "cluster_config_path", job.cluster);
   file.WriteAttribute(p, "cluster_config", ReadFile(job.cluster));
-  file.WriteAttribute(p, "workload_path", job.workload);
+  file.WriteAttribute(p, "workload_path", workload);
   file.WriteAttribute(p, "workload_format", source->format());
   file.WriteAttribute(p, "skipped_bad_lines", comm::AllReduceMax(source->skipped_lines(), comm));
   file.WriteAttribute(p, "rate_scale", job.window.rate_scale);

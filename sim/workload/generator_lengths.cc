@@ -69,8 +69,8 @@ void LengthDistribution::ParseTrace(const YamlSection& s, LengthOf of, uint64_t 
     s.Fail("path", "'" + path + "' is a generator spec, not a trace");
   }
   const TraceField which = field == "input" ? TraceField::kInput : TraceField::kOutput;
-  const uint64_t stream = StreamSeed(seed, static_cast<StreamPurpose>(kTraceSamplePurpose),
-                                     static_cast<uint64_t>(of));
+  const uint64_t stream =
+      StreamSeed(seed, static_cast<StreamPurpose>(kTraceSamplePurpose), static_cast<uint64_t>(of));
   try {
     trace_ = std::make_shared<const TraceLengthSample>(
         TraceLengthSample::Load(path, format, which, rows, stream));

@@ -65,7 +65,7 @@ class LengthDistribution {
   int64_t max_ = 1;
   double median_ = 1;
   double sigma_ = 0;
-  std::vector<double> zipf_cdf_;  // zipf_cdf_[i]: sum of weights of ranks 1..i+1
+  std::vector<double> zipf_cdf_;                    // zipf_cdf_[i]: sum of weights of ranks 1..i+1
   std::shared_ptr<const TraceLengthSample> trace_;  // shared: copies of a spec share it
 };
 

@@ -242,6 +242,41 @@ TEST_F(RunCli, FleetTablesAddUp) {
   }
 }
 
+// Every real trace in ../shared/data/traces runs through `fleetsim run` by its name, on
+// the default fleet (the first 1,500 requests of each, to keep the suite short).
+TEST_F(RunCli, EveryRealTraceRunsByName) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const fs::path traces = testing::SharedDataDir() / "traces";
+  int runs = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(traces)) {
+    const fs::path& file = entry.path();
+    if (!entry.is_regular_file() || file.filename() == "timeseries.csv") continue;
+    if (file.extension() != ".csv" && file.extension() != ".jsonl") continue;
+    fs::path name = fs::relative(file, traces);
+    name.replace_extension();
+    SCOPED_TRACE(name.generic_string());
+    const std::string out = Path("trace" + std::to_string(runs) + ".h5");
+    const auto result = RunFleetsim("run --quiet --workload " + name.generic_string() +
+                                    " --num-reqs 1500 --no-request-rows --output " + out);
+    if (file.stem().string().starts_with("arxiv_summarization")) {
+      // Lengths only, no arrival times (data README): refused, saying how to use it.
+      EXPECT_EQ(result.exit_code, 2);
+      EXPECT_NE(result.err.find("no arrival times"), std::string::npos) << result.err;
+      continue;
+    }
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    ASSERT_EQ(RunFleetsim("export --csv " + out).exit_code, 0);
+    const auto fleet = Csv("trace" + std::to_string(runs) + ".summary.csv").back();
+    const int64_t requests = std::stoll(fleet.at("requests"));
+    EXPECT_GT(requests, 0);
+    EXPECT_LE(requests, 1500);
+    EXPECT_EQ(requests, std::stoll(fleet.at("finished")) + std::stoll(fleet.at("rejected")) +
+                            std::stoll(fleet.at("unfinished")));
+    ++runs;
+  }
+  EXPECT_GE(runs, 9);
+}
+
 TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});

@@ -32,9 +32,9 @@ using workload_gen::TraceLengthSample;
 std::string NativeTrace(const std::vector<std::pair<int64_t, int64_t>>& rows) {
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
-    out += "{\"arrival_s\": " + std::to_string(i) + ", \"input_tokens\": " +
-           std::to_string(rows[i].first) + ", \"output_tokens\": " +
-           std::to_string(rows[i].second) + "}\n";
+    out += "{\"arrival_s\": " + std::to_string(i) +
+           ", \"input_tokens\": " + std::to_string(rows[i].first) +
+           ", \"output_tokens\": " + std::to_string(rows[i].second) + "}\n";
   }
   return out;
 }
@@ -89,10 +89,11 @@ GeneratorSpec LoadSpec(const std::string& path) {
   return GeneratorSpec::Parse(LoadYamlFile(path));
 }
 
-int64_t Median(std::vector<int64_t> xs) {
+// The upper median (a value of the data).
+double Median(std::vector<int64_t> xs) {
   const auto mid = xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2);
   std::nth_element(xs.begin(), mid, xs.end());
-  return *mid;
+  return static_cast<double>(*mid);
 }
 
 TEST(TraceLengths, DrawOnlyTheTracesValuesAtItsFrequencies) {
@@ -132,10 +133,10 @@ TEST(TraceLengths, DrawOnlyTheTracesValuesAtItsFrequencies) {
 
 TEST(TraceLengths, FieldAndFormatChooseTheColumnAndTheReader) {
   TempFile trace("trace.jsonl", NativeTrace(WeightedRows()));
-  const std::string spec = WriteSpec(
-      trace, "spec.yaml",
-      Body("{distribution: trace, path: trace.jsonl, format: native, field: output}",
-           "{distribution: trace, path: trace.jsonl, field: input}", 7, 2000));
+  const std::string spec =
+      WriteSpec(trace, "spec.yaml",
+                Body("{distribution: trace, path: trace.jsonl, format: native, field: output}",
+                     "{distribution: trace, path: trace.jsonl, field: input}", 7, 2000));
   for (const auto& r : ReadAll(spec)) {
     EXPECT_GT(r.input_tokens, 1000);
     EXPECT_LT(r.output_tokens, 1000);
@@ -176,7 +177,8 @@ TEST(TraceLengths, SampleRowsBoundsTheSampleAndIsDeterministic) {
   for (const auto& r : ReadAll(spec))
     ASSERT_TRUE(kept.count(r.input_tokens)) << r.input_tokens;
 
-  const GeneratorSpec other = LoadSpec(WriteSpec(trace, "other.yaml", Body(input, kFixedOutput, 8)));
+  const GeneratorSpec other =
+      LoadSpec(WriteSpec(trace, "other.yaml", Body(input, kFixedOutput, 8)));
   EXPECT_NE(other.input_tokens.trace_sample()->values(), sample.values());
 
   // Every row is kept with probability 100/1000, early or late in the trace.
@@ -253,8 +255,7 @@ TEST(TraceLengths, BadSpecsNameTheSpecTheLineAndTheKey) {
       {"{distribution: trace, path: trace.jsonl, format: csv}", "format", "mooncake"},
       {"{distribution: trace, path: trace.jsonl, format: generator}", "format", "generator"},
       {"{distribution: trace, path: trace.jsonl, sample_rows: 0}", "sample_rows", ">= 1"},
-      {"{distribution: trace, path: trace.jsonl, sample_rows: 20000000}", "sample_rows",
-       "at most"},
+      {"{distribution: trace, path: trace.jsonl, sample_rows: 20000000}", "sample_rows", "at most"},
       {"{distribution: trace, path: trace.jsonl, min: 50, max: 10}", "max", "min"},
       {"{distribution: trace}", "path", "missing"},
   };
@@ -268,10 +269,10 @@ TEST(TraceLengths, BadSpecsNameTheSpecTheLineAndTheKey) {
     EXPECT_TRUE(Mentions(e, c.mentions)) << e.what();
   }
 
-  const std::string turns = WriteSpec(
-      trace, "turns.yaml",
-      Body("{distribution: fixed, value: 5}", kFixedOutput) +
-          "  sessions: {turns: {distribution: trace, path: trace.jsonl}}\n");
+  const std::string turns =
+      WriteSpec(trace, "turns.yaml",
+                Body("{distribution: fixed, value: 5}", kFixedOutput) +
+                    "  sessions: {turns: {distribution: trace, path: trace.jsonl}}\n");
   const InputError e = CatchInputError([&] { OpenGeneratedWorkload(turns); });
   EXPECT_EQ(e.file(), turns);
   EXPECT_EQ(e.line(), 7);
@@ -293,16 +294,16 @@ TEST(TraceLengths, ResampledAzureConversationKeepsTheTracesMedians) {
     trace_out.push_back(r->output_tokens);
   }
   ASSERT_EQ(trace_in.size(), 19366u);
-  const int64_t in_median = Median(trace_in), out_median = Median(trace_out);
+  const double in_median = Median(trace_in), out_median = Median(trace_out);
   EXPECT_NEAR(in_median, 1020, 1);
   EXPECT_NEAR(out_median, 129, 1);
 
   for (const std::string rows : {"100000", "2000"}) {
     SCOPED_TRACE(rows);
-    TempFile spec("conv.yaml",
-                  Body("{distribution: trace, path: '" + conv + "', sample_rows: " + rows + "}",
-                       "{distribution: trace, path: '" + conv + "', sample_rows: " + rows + "}",
-                       2026));
+    TempFile spec(
+        "conv.yaml",
+        Body("{distribution: trace, path: '" + conv + "', sample_rows: " + rows + "}",
+             "{distribution: trace, path: '" + conv + "', sample_rows: " + rows + "}", 2026));
     const GeneratorSpec parsed = LoadSpec(spec.path());
     EXPECT_EQ(parsed.input_tokens.trace_sample()->values().size(),
               std::min<size_t>(trace_in.size(), std::stoul(rows)));
@@ -311,14 +312,16 @@ TEST(TraceLengths, ResampledAzureConversationKeepsTheTracesMedians) {
       in.push_back(r.input_tokens);
       out.push_back(r.output_tokens);
     }
-    const int64_t sample_in = Median(in), sample_out = Median(out);
-    RecordProperty("input_median_sample_rows_" + rows, std::to_string(sample_in));
-    RecordProperty("output_median_sample_rows_" + rows, std::to_string(sample_out));
-    EXPECT_NEAR(sample_in, in_median, 0.1 * static_cast<double>(in_median));
-    EXPECT_NEAR(sample_out, out_median, 0.1 * static_cast<double>(out_median));
+    const double sample_in = Median(in), sample_out = Median(out);
+    RecordProperty("input_median_sample_rows_" + rows,
+                   std::to_string(static_cast<int64_t>(sample_in)));
+    RecordProperty("output_median_sample_rows_" + rows,
+                   std::to_string(static_cast<int64_t>(sample_out)));
+    EXPECT_NEAR(sample_in, in_median, 0.1 * in_median);
+    EXPECT_NEAR(sample_out, out_median, 0.1 * out_median);
   }
-  RecordProperty("input_median_trace", std::to_string(in_median));
-  RecordProperty("output_median_trace", std::to_string(out_median));
+  RecordProperty("input_median_trace", std::to_string(static_cast<int64_t>(in_median)));
+  RecordProperty("output_median_trace", std::to_string(static_cast<int64_t>(out_median)));
 }
 
 }  // namespace
