@@ -74,9 +74,14 @@ void Run(const RunOptions& options) {
           static_cast<long long>(stats.out_of_grid), mpi.size(), options.threads, result.wall_s,
           options.output.c_str());
     }
-  } catch (const InputError&) {
-    if (mpi.rank() != 0) throw QuietExit{kExitInputError};
-    throw;
+  } catch (const InputError& e) {
+    // Every rank read the same inputs and met the same error: rank 0 says it, before
+    // MPI_Finalize, so that mpirun does not stop it first.
+    if (mpi.rank() == 0) {
+      std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
+      std::fflush(stderr);
+    }
+    throw QuietExit{kExitInputError};
   }
 }
 

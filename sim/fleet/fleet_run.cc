@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -158,7 +159,7 @@ class FleetRun {
         for (std::size_t k = 1; k < mine.size(); ++k)
           agreed[k] += exchange.values[at + k];
       }
-      Deliver(exchange.bytes);
+      Guarded([&] { Deliver(exchange.bytes); });
       if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
       progress_.Update(window_end, agreed[1], ExpectedTotal(), agreed[2]);
       const SimTime next = agreed[0];
@@ -172,8 +173,8 @@ class FleetRun {
         RefreshLoadViews();
       }
       // Routed now, delivered at the next meeting: they arrive at window_end or later.
-      Route(window_end);
-      Advance(std::min(window_end, options_.horizon));
+      Guarded([&] { Route(window_end); });
+      Guarded([&] { Advance(std::min(window_end, options_.horizon)); });
       ++windows_;
     }
     progress_.Done();
@@ -247,6 +248,22 @@ class FleetRun {
   // A bad trace line surfaces on each rank when that rank reads it, which may be in
   // different windows: the error is held until the next agreement, where every rank
   // learns of it and stops together -- none is left waiting in a collective.
+  // Runs a rank-local part of the window; an error is held for the next meeting, as
+  // for trace errors, so that no rank leaves the others waiting in a collective.
+  template <typename Part>
+  void Guarded(Part part) {
+    if (error_) return;  // this rank already failed: wait for the meeting
+    try {
+      part();
+    } catch (const InputError&) {
+      error_ = std::current_exception();
+      ++input_errors_;
+    } catch (const std::exception&) {
+      error_ = std::current_exception();
+      ++other_errors_;
+    }
+  }
+
   const RoutedRequest* PeekArrival() {
     try {
       return workload_.Peek();
@@ -268,10 +285,24 @@ class FleetRun {
     return source_.expected_requests().value_or(-1);
   }
 
+  // Collective: the lowest rank holding an error prints it -- now, while every rank is
+  // still alive, so that mpirun cannot cut it off -- and every rank exits with its code.
   [[noreturn]] void FailTogether(bool input_error) {
     progress_.Done();
-    if (error_) std::rethrow_exception(error_);
-    throw QuietExit{input_error ? kExitInputError : 1};
+    const int code = input_error ? kExitInputError : 1;
+    const int64_t reporter =
+        comm::AllReduceMin(error_ ? rank_ : std::numeric_limits<int64_t>::max(), comm_);
+    if (reporter == rank_) {
+      try {
+        std::rethrow_exception(error_);
+      } catch (const InputError& e) {
+        std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());
+      }
+      std::fflush(stderr);
+    }
+    throw QuietExit{code};
   }
 
   SimTime NextLocalEvent() {
