@@ -8,6 +8,7 @@
 #include "app/export_command.h"
 #include "app/inspect_command.h"
 #include "app/run_command.h"
+#include "app/sweep_command.h"
 #include "app/validate_command.h"
 #include "core/input_error.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i)
     command_line += (i == 0 ? "" : " ") + std::string(argv[i]);
   fleetsim::AddRunCommand(app, command_line);
+  fleetsim::AddSweepCommand(app, command_line);
   fleetsim::AddInspectCommand(app);
   fleetsim::AddValidateCommand(app);
   fleetsim::AddBundleCommand(app);

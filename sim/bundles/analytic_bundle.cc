@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-4";
+constexpr const char* kGeneratorVersion = "analytic-5";
 
 // About two points per octave from `from` to `to`: 1, 2, 3, 4, 6, 8, 12, 16, ...
 std::vector<int64_t> Grid(int64_t from, int64_t to) {

@@ -49,6 +49,8 @@ struct AnalyticConstants {
   // one SM's dense peak the chunked delta rule reaches on its 64-token chunks; the fixed
   // cost of one single-token convolution update (causal_conv1d_update, ~1.8 us measured);
   // and of one prefill convolution or delta-rule call (~3-4 us measured).
+  // gdn_update_launch_s is also every elementwise kernel's fixed cost (ElementwiseUs): norms,
+  // rotary, activation, embedding and sampler are small memory-bound kernels like it.
   double gdn_conv_efficiency = 0.51392901493289511;
   double gdn_chunk_efficiency = 0.33124154449688636;
   double gdn_update_launch_s = 1.8263082210364104e-06;

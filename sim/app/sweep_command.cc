@@ -1,0 +1,196 @@
+#include "app/sweep_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "app/run_job.h"
+#include "comm/mpi_runtime.h"
+#include "core/input_error.h"
+#include "sweep/sweep_report.h"
+#include "sweep/sweep_runner.h"
+#include "sweep/sweep_spec.h"
+#include "sweep/sweep_table.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SweepOptions {
+  std::string spec;
+  std::optional<std::string> output_dir;
+  std::optional<int> point;
+  bool collect = false;
+  bool list = false;
+  int threads = 1;
+  bool quiet = false;
+  std::string command_line;
+};
+
+// A point's simulation, exactly as `fleetsim run` does it: request rows on, no progress
+// line (ranks running different points would draw over each other).
+PointJobRunner JobRunner(const SweepSpec& spec, const SweepOptions& options) {
+  return [&spec, &options](const PointJob& point, MPI_Comm comm) {
+    RunJob job;
+    job.cluster = point.cluster;
+    job.workload = spec.workload;
+    job.format = spec.format;
+    job.output = point.output;
+    job.window.rate_scale = point.rate_scale;
+    if (spec.duration_s) job.window.duration = SecondsToSimTime(*spec.duration_s);
+    job.window.num_requests = spec.num_requests;
+    job.fleet.seed = spec.seed;
+    job.fleet.threads = options.threads;
+    job.fleet.request_rows = true;
+    job.fleet.progress = false;
+    job.command_line = options.command_line;
+    const RunJobResult result = RunJobOn(job, comm);
+    for (const output::SummaryRow& row : result.stats.summary) {
+      if (std::strncmp(row.group, "fleet", sizeof row.group) == 0) return row;
+    }
+    return result.stats.summary.back();
+  };
+}
+
+void Print(const std::string& text) {
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// Rank 0 alone: the aggregate from the points' files, written and printed.
+void Collect(const SweepSpec& spec, const SweepPoints& sweep, const fs::path& dir,
+             const SweepOptions& options) {
+  const std::vector<SweepRow> rows = CollectSweep(spec, sweep.points, dir);
+  WriteSweepCsv(dir / "sweep.csv", rows);
+  WriteSweepHdf5(dir / "sweep.h5", rows, spec);
+  if (options.quiet) return;
+  Print(Ranking(rows, sweep.points, spec));
+  Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
+}
+
+// Runs one phase of the command. An error is printed here, by the rank `reports` says --
+// before MPI_Finalize, so that mpirun cannot stop that rank before it speaks -- and every
+// rank exits with the error's code.
+template <typename Fn>
+void Phase(bool reports, Fn&& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    if (reports) std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
+    std::fflush(stderr);
+    throw QuietExit{kExitInputError};
+  } catch (const std::exception& e) {
+    if (reports) std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());
+    std::fflush(stderr);
+    throw QuietExit{1};
+  }
+}
+
+void Sweep(const SweepOptions& options) {
+  comm::MpiRuntime mpi(nullptr, nullptr);
+  const bool root = mpi.rank() == 0;
+  // The spec is read identically on every rank, so every rank meets the same error; rank
+  // 0 says it.
+  std::optional<SweepSpec> loaded;
+  SweepPoints sweep;
+  Phase(root, [&] {
+    if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
+    if (options.point && options.collect)
+      throw OptionError("--point", "not with --collect (run the points, then collect them)");
+    if (options.list && (options.point || options.collect))
+      throw OptionError("--list", "alone: not with --point or --collect");
+    loaded = LoadSweepSpec(options.spec);
+    sweep = ExpandPoints(*loaded);
+    if (!options.list && sweep.points.empty()) {
+      throw InputError(options.spec, 0, "gpu_budget",
+                       "no points: every combination is skipped (" + sweep.skipped.front() + ")");
+    }
+    if (options.point &&
+        (*options.point < 0 || *options.point >= static_cast<int>(sweep.points.size()))) {
+      throw OptionError("--point", "no point " + std::to_string(*options.point) +
+                                       ": the sweep has " + std::to_string(sweep.points.size()) +
+                                       " (0-" + std::to_string(sweep.points.size() - 1) + ")");
+    }
+  });
+  const SweepSpec& spec = *loaded;
+  const fs::path dir = options.output_dir ? fs::path(*options.output_dir) : DefaultOutputDir(spec);
+  const SweepLog log = [&options](const std::string& line) {
+    if (!options.quiet) Print(line + "\n");
+  };
+  const SweepLog silent = [](const std::string&) {};
+
+  if (options.list) {
+    if (root) Print(PointList(sweep));
+    return;
+  }
+  if (options.point) {
+    // One point over every rank of this job (a Slurm array task is usually one rank); as
+    // in `fleetsim run`, every rank meets an input error and rank 0 says it.
+    const SweepPoint& point = sweep.points[static_cast<std::size_t>(*options.point)];
+    Phase(root, [&] {
+      RunPoint(spec, point, dir, JobRunner(spec, options), MPI_COMM_WORLD, root ? log : silent);
+    });
+    if (root && !options.quiet) {
+      Print("wrote " + PointConfigPath(dir, point.index).string() + " and " +
+            PointResultPath(dir, point.index).string() + "\n");
+    }
+    return;
+  }
+  if (!options.collect) {
+    const auto start = std::chrono::steady_clock::now();
+    if (root && !options.quiet) {
+      Print("sweep " + spec.name + ": " + std::to_string(sweep.points.size()) + " point(s), " +
+            std::string(SweepObjectiveName(spec.objective)) + ", on " + std::to_string(mpi.size()) +
+            " rank(s) x " + std::to_string(options.threads) + " thread(s), into " + dir.string() +
+            "\n");
+      for (const std::string& skipped : sweep.skipped)
+        Print("skipped: " + skipped + "\n");
+    }
+    // Only the rank that ran the lowest failing point holds its error; the others get
+    // QuietExit from RunSweepPoints.
+    Phase(true, [&] {
+      RunSweepPoints(spec, sweep.points, dir, JobRunner(spec, options), MPI_COMM_WORLD, log);
+    });
+    if (root && !options.quiet) {
+      const double wall_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      char text[64];
+      std::snprintf(text, sizeof text, "%.2f s wall\n", wall_s);
+      Print(std::to_string(sweep.points.size()) + " point(s) in " + text);
+    }
+  }
+  if (root) Phase(true, [&] { Collect(spec, sweep, dir, options); });
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App& app, std::string command_line) {
+  auto options = std::make_shared<SweepOptions>();
+  options->command_line = std::move(command_line);
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Run every point of a sweep spec (docs/SWEEPS.md), one HDF5 file each, and rank them in "
+      "sweep.csv / sweep.h5");
+  cmd->add_option("spec", options->spec, "The sweep spec (YAML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--output-dir", options->output_dir,
+                  "Folder for points/ and the aggregate (default: <spec folder>/out/<name>)");
+  cmd->add_option("--point", options->point,
+                  "Run only point K (0-based; e.g. $SLURM_ARRAY_TASK_ID): its config and HDF5 "
+                  "file, no aggregate");
+  cmd->add_flag("--collect", options->collect,
+                "Only build sweep.csv and sweep.h5 from the points' existing files");
+  cmd->add_flag("--list", options->list,
+                "Print 'points: N', then one line per point (and the skipped combinations)");
+  cmd->add_option("--threads", options->threads, "TBB threads per MPI rank, for each point")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", options->quiet, "Print nothing on success");
+  cmd->callback([options]() { Sweep(*options); });
+}
+
+}  // namespace fleetsim

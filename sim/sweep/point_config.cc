@@ -1,0 +1,151 @@
+#include "sweep/point_config.h"
+
+#include <fstream>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/input_error.h"
+#include "core/project_paths.h"
+#include "model/hardware.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The scalar under `key` of a mapping, if there is one (reading through a const node
+// never inserts the key).
+std::optional<std::string> ScalarOf(const YAML::Node& map, const std::string& key) {
+  const YAML::Node value = map[key];
+  if (!value || !value.IsScalar()) return std::nullopt;
+  return value.Scalar();
+}
+
+int IntOf(const YAML::Node& map, const std::string& key, int fallback) {
+  const YAML::Node value = map[key];
+  if (!value || value.IsNull()) return fallback;
+  return value.as<int>();
+}
+
+// Rewrites map[key] as an absolute path against `dir`, when it is a relative path (when
+// `paths_only`, only a value holding a '/' is a path; otherwise it is a catalog name).
+void MakeAbsolute(YAML::Node map, const std::string& key, const fs::path& dir, bool paths_only) {
+  const std::optional<std::string> value = ScalarOf(map, key);
+  if (!value || value->empty() || fs::path(*value).is_absolute()) return;
+  if (paths_only && value->find('/') == std::string::npos) return;
+  map[key] = (dir / *value).lexically_normal().string();
+}
+
+// The mapping under `key`, created when absent or null.
+YAML::Node MappingAt(YAML::Node parent, const std::string& key) {
+  const YAML::Node& read = parent;
+  if (!read[key] || !read[key].IsMap()) parent[key] = YAML::Node(YAML::NodeType::Map);
+  return parent[key];
+}
+
+YAML::Node FindByName(const YAML::Node& list, const std::string& name) {
+  if (list && list.IsSequence()) {
+    for (const YAML::Node& item : list) {
+      if (ScalarOf(item, "name") == name) return item;
+    }
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+// Nodes first fit needs to place every instance of the groups on pool `pool_name`
+// (instances in id order, each on the first node with tp free GPUs).
+int NodesNeeded(const YAML::Node& groups, const std::string& pool_name, int gpus_per_node) {
+  std::vector<int> used;
+  for (const YAML::Node& group : groups) {
+    if (ScalarOf(group, "pool") != pool_name) continue;
+    const int tp = IntOf(group, "tp", 1);
+    if (tp > gpus_per_node) return 0;  // the config loader names this error
+    for (int r = IntOf(group, "replicas", 1); r > 0; --r) {
+      std::size_t node = 0;
+      while (node < used.size() && used[node] + tp > gpus_per_node)
+        ++node;
+      if (node == used.size()) used.push_back(0);
+      used[node] += tp;
+    }
+  }
+  return static_cast<int>(used.size());
+}
+
+void ApplyHardwareAndGrow(YAML::Node root, YAML::Node group, const SweepPoint& point) {
+  const std::optional<std::string> pool_name = ScalarOf(group, "pool");
+  if (!pool_name) {
+    // An implicit pool: the loader sizes it for the group.
+    if (point.hardware) group["hardware"] = *point.hardware;
+    return;
+  }
+  const YAML::Node& read = root;
+  YAML::Node pool = FindByName(read["node_pools"], *pool_name);
+  if (!pool) return;  // the base config loaded, so this does not happen
+  if (point.hardware) {
+    pool["hardware"] = *point.hardware;
+    if (ScalarOf(group, "hardware")) group["hardware"] = *point.hardware;
+  }
+  int gpus_per_node = IntOf(pool, "gpus_per_node", 0);
+  if (gpus_per_node == 0) {
+    gpus_per_node = static_cast<int>(
+        LoadHardware(HardwareCatalogDir(), *ScalarOf(pool, "hardware")).gpus_per_node.value);
+  }
+  const int needed = NodesNeeded(read["instance_groups"], *pool_name, gpus_per_node);
+  if (needed > IntOf(pool, "nodes", 1)) pool["nodes"] = needed;
+}
+
+}  // namespace
+
+std::string PointConfigYaml(const SweepSpec& spec, const SweepPoint& point) {
+  YAML::Node root = YAML::LoadFile(spec.base);
+  const YAML::Node& read = root;  // reading through a const node never inserts keys
+  const fs::path base_dir = fs::path(spec.base).parent_path();
+  for (YAML::Node pool : read["node_pools"])
+    MakeAbsolute(pool, "hardware", base_dir, true);
+  YAML::Node group;
+  for (YAML::Node g : read["instance_groups"]) {
+    MakeAbsolute(g, "model", base_dir, true);
+    MakeAbsolute(g, "hardware", base_dir, true);
+    if (ScalarOf(g, "bundle") != "analytic") MakeAbsolute(g, "bundle", base_dir, false);
+    if (ScalarOf(g, "name") == spec.group) group = g;
+  }
+  if (!group) throw InputError(spec.base, 0, "instance_groups", "no group '" + spec.group + "'");
+
+  if (point.tp) group["tp"] = *point.tp;
+  if (point.replicas) group["replicas"] = *point.replicas;
+  if (point.enable_prefix_caching || point.max_num_batched_tokens || point.max_num_seqs) {
+    YAML::Node engine = MappingAt(group, "engine");
+    if (point.enable_prefix_caching) engine["enable_prefix_caching"] = *point.enable_prefix_caching;
+    if (point.max_num_batched_tokens)
+      engine["max_num_batched_tokens"] = *point.max_num_batched_tokens;
+    if (point.max_num_seqs) engine["max_num_seqs"] = *point.max_num_seqs;
+  }
+  if (point.policy || point.capacity_weighted) {
+    YAML::Node gateways = MappingAt(root, "gateways");
+    if (point.policy) gateways["policy"] = *point.policy;
+    if (point.capacity_weighted) gateways["capacity_weighted"] = *point.capacity_weighted;
+  }
+  ApplyHardwareAndGrow(root, group, point);
+
+  YAML::Emitter out;
+  out << root;
+  // Nothing here depends on where the spec was run from: --collect compares the file
+  // with what the spec gives now.
+  return "# Point " + std::to_string(point.index) + " of sweep '" + spec.name +
+         "': " + DescribePoint(point) + "\n# Generated by `fleetsim sweep` from " + spec.base +
+         "; edit the sweep spec, not this file.\n" + out.c_str() + "\n";
+}
+
+void WritePointConfig(const SweepSpec& spec, const SweepPoint& point, const fs::path& path) {
+  const std::string text = PointConfigYaml(spec, point);
+  const fs::path staging = path.string() + ".tmp";
+  {
+    std::ofstream out(staging);
+    out << text;
+    if (!out) throw InputError(path.string(), 0, "", "cannot write the point's cluster config");
+  }
+  fs::rename(staging, path);
+}
+
+}  // namespace fleetsim

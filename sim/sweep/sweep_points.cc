@@ -1,0 +1,116 @@
+#include "sweep/sweep_points.h"
+
+#include <cstdio>
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// Sets value i of one axis on a point; in the axis order of the product.
+using ApplyValue = void (*)(const SweepAxes& axes, std::size_t i, SweepPoint& point);
+
+constexpr ApplyValue kAxes[] = {
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.tp = a.tp[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
+      p.enable_prefix_caching = static_cast<bool>(a.enable_prefix_caching[i]);
+    },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
+      p.max_num_batched_tokens = a.max_num_batched_tokens[i];
+    },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.max_num_seqs = a.max_num_seqs[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.policy = a.policy[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
+      p.capacity_weighted = static_cast<bool>(a.capacity_weighted[i]);
+    },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.hardware = a.hardware[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.rate_scale = a.rate_scale[i]; },
+};
+
+// The sizes of the axes in kAxes order; 0 for an axis the spec leaves out.
+std::vector<std::size_t> AxisSizes(const SweepAxes& a) {
+  return {a.tp.size(),
+          a.enable_prefix_caching.size(),
+          a.max_num_batched_tokens.size(),
+          a.max_num_seqs.size(),
+          a.policy.size(),
+          a.capacity_weighted.size(),
+          a.hardware.size(),
+          a.rate_scale.size()};
+}
+
+}  // namespace
+
+SweepPoints ExpandPoints(const SweepSpec& spec) {
+  const std::vector<std::size_t> sizes = AxisSizes(spec.axes);
+  std::size_t combinations = 1;
+  for (std::size_t size : sizes)
+    combinations *= size == 0 ? 1 : size;
+  SweepPoints out;
+  for (std::size_t c = 0; c < combinations; ++c) {
+    SweepPoint point;
+    // Mixed radix, the last axis fastest.
+    std::size_t rest = c;
+    for (std::size_t a = sizes.size(); a-- > 0;) {
+      if (sizes[a] == 0) continue;
+      kAxes[a](spec.axes, rest % sizes[a], point);
+      rest /= sizes[a];
+    }
+    if (spec.gpu_budget) {
+      const int tp = point.tp.value_or(spec.base_tp);
+      if (*spec.gpu_budget % tp != 0) {
+        out.skipped.push_back(DescribePoint(point) + ": gpu_budget " +
+                              std::to_string(*spec.gpu_budget) + " is not a multiple of TP " +
+                              std::to_string(tp));
+        continue;
+      }
+      point.replicas = *spec.gpu_budget / tp;
+    }
+    point.index = static_cast<int>(out.points.size());
+    out.points.push_back(std::move(point));
+  }
+  return out;
+}
+
+std::string DescribePoint(const SweepPoint& p) {
+  std::string text;
+  auto add = [&text](const std::string& key, const std::string& value) {
+    text += (text.empty() ? "" : " ") + key + "=" + value;
+  };
+  auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
+  if (p.tp) add("tp", std::to_string(*p.tp));
+  if (p.replicas) add("replicas", std::to_string(*p.replicas));
+  if (p.enable_prefix_caching) add("prefix_caching", flag(*p.enable_prefix_caching));
+  if (p.max_num_batched_tokens)
+    add("max_num_batched_tokens", std::to_string(*p.max_num_batched_tokens));
+  if (p.max_num_seqs) add("max_num_seqs", std::to_string(*p.max_num_seqs));
+  if (p.policy) add("policy", *p.policy);
+  if (p.capacity_weighted) add("capacity_weighted", flag(*p.capacity_weighted));
+  if (p.hardware) add("hardware", fs::path(*p.hardware).stem().string());
+  if (p.rate_scale) add("rate_scale", Number(*p.rate_scale));
+  return text.empty() ? "base" : text;
+}
+
+fs::path PointsDir(const fs::path& output_dir) {
+  return output_dir / "points";
+}
+
+fs::path PointConfigPath(const fs::path& output_dir, int k) {
+  return PointsDir(output_dir) / ("point-" + std::to_string(k) + ".yaml");
+}
+
+fs::path PointResultPath(const fs::path& output_dir, int k) {
+  return PointsDir(output_dir) / ("point-" + std::to_string(k) + ".h5");
+}
+
+fs::path DefaultOutputDir(const SweepSpec& spec) {
+  return fs::absolute(spec.file).parent_path() / "out" / spec.name;
+}
+
+}  // namespace fleetsim

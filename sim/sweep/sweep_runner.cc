@@ -1,0 +1,181 @@
+#include "sweep/sweep_runner.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+#include <climits>
+
+#include "comm/collectives.h"
+#include "core/input_error.h"
+#include "sweep/point_config.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Runs `fn` on rank 0 of `comm` (file work); every rank learns whether it failed: rank 0
+// rethrows its error, the others exit quietly with the same code.
+void OnRankZero(MPI_Comm comm, const std::function<void()>& fn) {
+  int failed = 0;
+  std::exception_ptr error;
+  if (comm::RankOf(comm) == 0) {
+    try {
+      fn();
+    } catch (const InputError&) {
+      failed = kExitInputError;
+      error = std::current_exception();
+    } catch (...) {
+      failed = 1;
+      error = std::current_exception();
+    }
+  }
+  if (comm::SizeOf(comm) > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
+  if (error) std::rethrow_exception(error);
+  if (failed) throw QuietExit{failed};
+}
+
+// `value` with `digits` significant digits.
+std::string Number(double value, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+// "goodput 57.01 req/s, SLO attainment 99.5 %"
+std::string Outcome(const output::SummaryRow& fleet) {
+  char text[96];
+  std::snprintf(text, sizeof text, "goodput %.4g req/s, SLO attainment %.1f %%", fleet.goodput_rps,
+                100.0 * fleet.slo_attainment);
+  return text;
+}
+
+// Bisects the rate scale (geometrically, the range spans orders of magnitude): `low`
+// first -- failing there ends the search with 0 and keeps that run -- then `high`, then
+// `iterations` midpoints. The kept file is always the run at the highest passing scale.
+void SearchMaxRate(const SweepSpec& spec, const SweepPoint& point, const fs::path& config,
+                   const fs::path& result, const PointJobRunner& run, MPI_Comm comm,
+                   const SweepLog& log, PointOutcome& outcome) {
+  const RateSearch& search = spec.rate_search;
+  const fs::path probe =
+      result.parent_path() / ("point-" + std::to_string(point.index) + ".probe.h5");
+  auto attempt = [&](double rate) {
+    const output::SummaryRow fleet = run({config.string(), probe.string(), rate}, comm);
+    ++outcome.runs;
+    const bool pass = fleet.slo_attainment >= search.attainment_target;
+    log("point " + std::to_string(point.index) + ": rate_scale " + Number(rate, 6) + ": " +
+        Outcome(fleet) + (pass ? " -> pass" : " -> fail"));
+    return std::make_pair(fleet, pass);
+  };
+  auto keep = [&](const output::SummaryRow& fleet, double rate) {
+    OnRankZero(comm, [&] { fs::rename(probe, result); });
+    outcome.fleet = fleet;
+    outcome.rate_scale = rate;
+  };
+  auto drop = [&] { OnRankZero(comm, [&] { fs::remove(probe); }); };
+
+  const auto [low_fleet, low_pass] = attempt(search.low);
+  keep(low_fleet, search.low);
+  if (!low_pass) return;
+  outcome.max_rate_scale = search.low;
+  const auto [high_fleet, high_pass] = attempt(search.high);
+  if (high_pass) {
+    keep(high_fleet, search.high);
+    outcome.max_rate_scale = search.high;
+    return;
+  }
+  drop();
+  double lo = search.low, hi = search.high;
+  for (int i = 0; i < search.iterations; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    const auto [fleet, pass] = attempt(mid);
+    if (pass) {
+      keep(fleet, mid);
+      outcome.max_rate_scale = lo = mid;
+    } else {
+      drop();
+      hi = mid;
+    }
+  }
+}
+
+}  // namespace
+
+PointOutcome RunPoint(const SweepSpec& spec, const SweepPoint& point, const fs::path& output_dir,
+                      const PointJobRunner& run, MPI_Comm comm, const SweepLog& log) {
+  const auto start = std::chrono::steady_clock::now();
+  const fs::path config = PointConfigPath(output_dir, point.index);
+  const fs::path result = PointResultPath(output_dir, point.index);
+  OnRankZero(comm, [&] {
+    std::error_code error;
+    fs::create_directories(PointsDir(output_dir), error);
+    if (error) {
+      throw OptionError("--output-dir",
+                        "cannot create " + PointsDir(output_dir).string() + ": " + error.message());
+    }
+    fs::remove(result);  // a stale result never stands for this run
+    WritePointConfig(spec, point, config);
+  });
+  PointOutcome outcome;
+  try {
+    if (spec.objective == SweepObjective::kMaxRate) {
+      SearchMaxRate(spec, point, config, result, run, comm, log, outcome);
+    } else {
+      outcome.rate_scale = point.RateScale();
+      outcome.fleet = run({config.string(), result.string(), outcome.rate_scale}, comm);
+      outcome.runs = 1;
+    }
+  } catch (const InputError& e) {
+    // The error may name a file the point shares with others (a bundle): say which point.
+    throw InputError("", 0, "",
+                     "point " + std::to_string(point.index) + " (" + DescribePoint(point) + ", " +
+                         config.string() + "): " + e.what());
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string line = "point " + std::to_string(point.index) + " (" + DescribePoint(point) +
+                     "): " + Outcome(outcome.fleet);
+  if (spec.objective == SweepObjective::kMaxRate)
+    line += ", max rate_scale " + Number(outcome.max_rate_scale, 6);
+  log(line + ", " + std::to_string(outcome.runs) + " run(s), " + Number(wall_s, 3) + " s");
+  return outcome;
+}
+
+void RunSweepPoints(const SweepSpec& spec, const std::vector<SweepPoint>& points,
+                    const fs::path& output_dir, const PointJobRunner& run, MPI_Comm comm,
+                    const SweepLog& log) {
+  const int rank = comm::RankOf(comm);
+  const int size = comm::SizeOf(comm);
+  // A failure is agreed on as point * 4 + exit code, so the lowest failing point wins.
+  int64_t failure = INT64_MAX;
+  std::exception_ptr error;
+  for (const SweepPoint& point : points) {
+    if (point.index % size != rank) continue;
+    int code = 0;
+    try {
+      RunPoint(spec, point, output_dir, run, MPI_COMM_SELF, log);
+    } catch (const InputError&) {
+      code = kExitInputError;
+      error = std::current_exception();
+    } catch (const QuietExit& e) {
+      code = e.code == kExitInputError ? kExitInputError : 1;
+      error = std::current_exception();
+    } catch (...) {
+      code = 1;
+      error = std::current_exception();
+    }
+    if (code != 0) {
+      failure = int64_t{point.index} * 4 + code;
+      break;
+    }
+  }
+  const int64_t first = comm::AllReduceMin(failure, comm);
+  if (first == INT64_MAX) return;
+  if (first == failure) std::rethrow_exception(error);
+  throw QuietExit{static_cast<int>(first % 4)};
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,158 @@
+// Points of a sweep: the cartesian product in the fixed axis order, gpu_budget replicas and
+// skips, and each point's generated cluster config (values applied, nodes grown, paths
+// absolute) loading as the cluster config it claims to be.
+#include "sweep/sweep_points.h"
+
+#include <gtest/gtest.h>
+
+#include "cluster/cluster_config.h"
+#include "perf/synthetic_bundle.h"
+#include "sweep/point_config.h"
+#include "sweep/sweep_fixture.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::SweepDir;
+
+std::vector<std::string> Describe(const SweepPoints& sweep) {
+  std::vector<std::string> out;
+  for (const SweepPoint& p : sweep.points)
+    out.push_back(std::to_string(p.index) + ": " + DescribePoint(p));
+  return out;
+}
+
+TEST(SweepPoints, CartesianProductLastAxisFastestInFixedKeyOrder) {
+  SweepDir dir("points-order");
+  // Written in another order than the product's: the product's order wins.
+  const SweepSpec spec = LoadSweepSpec(dir.Write("s.yaml",
+                                                 "base: cluster.yaml\nworkload: traffic.yaml\n"
+                                                 "axes:\n  policy: [random, least_kv]\n"
+                                                 "  rate_scale: [2]\n"
+                                                 "  enable_prefix_caching: [true, false]\n"
+                                                 "  tp: [1, 2]\n"));
+  EXPECT_EQ(Describe(ExpandPoints(spec)),
+            (std::vector<std::string>{
+                "0: tp=1 prefix_caching=true policy=random rate_scale=2",
+                "1: tp=1 prefix_caching=true policy=least_kv rate_scale=2",
+                "2: tp=1 prefix_caching=false policy=random rate_scale=2",
+                "3: tp=1 prefix_caching=false policy=least_kv rate_scale=2",
+                "4: tp=2 prefix_caching=true policy=random rate_scale=2",
+                "5: tp=2 prefix_caching=true policy=least_kv rate_scale=2",
+                "6: tp=2 prefix_caching=false policy=random rate_scale=2",
+                "7: tp=2 prefix_caching=false policy=least_kv rate_scale=2",
+            }));
+}
+
+TEST(SweepPoints, NoAxesIsOneBasePoint) {
+  SweepDir dir("points-base");
+  const SweepSpec spec =
+      LoadSweepSpec(dir.Write("s.yaml", "base: cluster.yaml\nworkload: traffic.yaml\n"));
+  const SweepPoints sweep = ExpandPoints(spec);
+  ASSERT_EQ(sweep.points.size(), 1u);
+  EXPECT_EQ(DescribePoint(sweep.points[0]), "base");
+  EXPECT_EQ(sweep.points[0].RateScale(), 1.0);
+}
+
+TEST(SweepPoints, GpuBudgetGivesReplicasAndSkipsTpThatDoesNotDivideIt) {
+  SweepDir dir("points-budget");
+  const SweepSpec spec =
+      LoadSweepSpec(dir.Write("s.yaml",
+                              "base: cluster.yaml\nworkload: traffic.yaml\ngpu_budget: 6\n"
+                              "axes: {tp: [1, 4, 2, 3], max_num_seqs: [32, 64]}\n"));
+  const SweepPoints sweep = ExpandPoints(spec);
+  EXPECT_EQ(Describe(sweep), (std::vector<std::string>{
+                                 "0: tp=1 replicas=6 max_num_seqs=32",
+                                 "1: tp=1 replicas=6 max_num_seqs=64",
+                                 "2: tp=2 replicas=3 max_num_seqs=32",
+                                 "3: tp=2 replicas=3 max_num_seqs=64",
+                                 "4: tp=3 replicas=2 max_num_seqs=32",
+                                 "5: tp=3 replicas=2 max_num_seqs=64",
+                             }));
+  ASSERT_EQ(sweep.skipped.size(), 2u);
+  EXPECT_EQ(sweep.skipped[0], "tp=4 max_num_seqs=32: gpu_budget 6 is not a multiple of TP 4");
+  EXPECT_EQ(sweep.skipped[1], "tp=4 max_num_seqs=64: gpu_budget 6 is not a multiple of TP 4");
+
+  // Without a tp axis the base's TP divides the budget.
+  const SweepSpec no_tp = LoadSweepSpec(
+      dir.Write("t.yaml", "base: cluster.yaml\nworkload: traffic.yaml\ngpu_budget: 5\n"));
+  EXPECT_EQ(Describe(ExpandPoints(no_tp)), (std::vector<std::string>{"0: replicas=5"}));
+}
+
+TEST(SweepPoints, OutputPaths) {
+  SweepDir dir("points-paths");
+  const SweepSpec spec = LoadSweepSpec(dir.Write(
+      "studies/s.yaml", "name: study\nbase: ../cluster.yaml\nworkload: ../traffic.yaml\n"));
+  EXPECT_EQ(DefaultOutputDir(spec), std::filesystem::absolute(dir.dir() / "studies/out/study"));
+  EXPECT_EQ(PointConfigPath("o", 3), std::filesystem::path("o/points/point-3.yaml"));
+  EXPECT_EQ(PointResultPath("o", 3), std::filesystem::path("o/points/point-3.h5"));
+}
+
+// Every axis lands where it belongs; the pool grows to hold 12 x TP 2 on 8-GPU nodes
+// (3 nodes), and the point's file loads from another folder.
+TEST(PointConfig, AppliesEveryAxisGrowsThePoolAndLoads) {
+  SweepDir dir("points-config");
+  testing::SyntheticBundle bundle;
+  testing::WriteDenseBundle(bundle);
+  std::filesystem::create_directories(dir.dir() / "base");
+  std::filesystem::copy(bundle.dir(), dir.dir() / "base/my_bundle",
+                        std::filesystem::copy_options::recursive);
+  dir.Write("base/fleet.yaml",
+            "node_pools:\n  - {name: gpus, hardware: H100-SXM, nodes: 1}\n"
+            "instance_groups:\n"
+            "  - {name: other, model: llama-3.1-8b, pool: gpus, replicas: 3}\n"
+            "  - {name: llama, model: llama-3.1-8b, pool: gpus, bundle: my_bundle}\n");
+  const SweepSpec spec = LoadSweepSpec(dir.Write(
+      "s.yaml",
+      "base: base/fleet.yaml\ngroup: llama\nworkload: traffic.yaml\ngpu_budget: 24\n"
+      "axes:\n  tp: [2]\n  enable_prefix_caching: [false]\n  max_num_batched_tokens: [4096]\n"
+      "  max_num_seqs: [96]\n  policy: [prefix_affinity]\n  capacity_weighted: [true]\n"
+      "  hardware: [A100-SXM-80GB]\n"));
+  const SweepPoint point = ExpandPoints(spec).points.at(0);
+  const std::filesystem::path file = dir.dir() / "elsewhere/point-0.yaml";
+  std::filesystem::create_directories(file.parent_path());
+  WritePointConfig(spec, point, file);
+  const std::string text = testing::ReadText(file);
+  EXPECT_NE(text.find("# Point 0 of sweep 's': tp=2 replicas=12"), std::string::npos) << text;
+
+  const ClusterConfig c = LoadClusterConfig(file.string());
+  ASSERT_EQ(c.groups.size(), 2u);
+  const InstanceGroupConfig& g = c.groups[1];
+  EXPECT_EQ(g.name, "llama");
+  EXPECT_EQ(g.engine.tensor_parallel_size, 2);
+  EXPECT_EQ(g.replicas, 12);
+  EXPECT_EQ(g.engine.enable_prefix_caching, false);
+  EXPECT_EQ(g.engine.max_num_batched_tokens, 4096);
+  EXPECT_EQ(g.engine.max_num_seqs, 96);
+  EXPECT_EQ(g.hardware, "A100-SXM-80GB");
+  EXPECT_EQ(g.bundle, (dir.dir() / "base/my_bundle").lexically_normal().string());
+  EXPECT_EQ(c.groups[0].hardware, "A100-SXM-80GB");  // the pool is shared
+  EXPECT_EQ(c.gateways.router.policy, RoutingPolicy::kPrefixAffinity);
+  EXPECT_TRUE(c.gateways.router.capacity_weighted);
+  ASSERT_EQ(c.pools.size(), 1u);
+  // First fit: 3 x TP 1 of "other", then 12 x TP 2: node 0 holds 3 + 2 x 2 (one GPU
+  // left), nodes 1-2 hold 4 instances each, node 3 the last 2 -> 4 nodes.
+  EXPECT_EQ(c.pools[0].nodes, 4);
+  EXPECT_EQ(c.TotalInstances(), 15);
+}
+
+// A group on an implicit pool (hardware: only) takes the hardware axis itself; the loader
+// sizes its pool.
+TEST(PointConfig, ImplicitPoolTakesTheHardware) {
+  SweepDir dir("points-implicit");
+  dir.Write("implicit.yaml",
+            "instance_groups:\n  - {name: llama, model: llama-3.1-8b, hardware: H100-SXM}\n");
+  const SweepSpec spec =
+      LoadSweepSpec(dir.Write("s.yaml",
+                              "base: implicit.yaml\nworkload: traffic.yaml\ngpu_budget: 16\n"
+                              "axes: {hardware: [A100-SXM-80GB]}\n"));
+  const std::filesystem::path file = dir.dir() / "p.yaml";
+  WritePointConfig(spec, ExpandPoints(spec).points.at(0), file);
+  const ClusterConfig c = LoadClusterConfig(file.string());
+  EXPECT_EQ(c.groups[0].hardware, "A100-SXM-80GB");
+  EXPECT_EQ(c.groups[0].replicas, 16);
+  EXPECT_EQ(c.pools[0].nodes, 2);
+}
+
+}  // namespace
+}  // namespace fleetsim
