@@ -2,6 +2,9 @@
 # fleetsim's benchmarks (bench/README.md). Prints one Markdown table row per case: wall
 # time, simulated requests per wall second, events per second, and peak RSS per process.
 #   bench/run.sh fleet      # 1,024 instances x 1M and 4M requests at 1 and 2 ranks; 100,000 instances
+#   bench/run.sh 1m         # only the 1M-request cases
+#   bench/run.sh np2        # only the 2-rank 1M and 100,000-instance cases
+#   bench/run.sh instances  # only the 100,000-instance cases
 #   bench/run.sh memory     # 1M vs 20M requests, --no-request-rows, on the default fleet
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,12 +45,25 @@ case ${1:-fleet} in
     measure 100k-instances-np1 1 bench/fleet_100k.yaml bench/traffic_100k.yaml
     measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
     ;;
+  1m)
+    measure 1m-single single bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 1m-np1 1 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 1m-np2 2 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    ;;
+  np2)
+    measure 1m-np2 2 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    ;;
+  instances)
+    measure 100k-instances-np1 1 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    ;;
   memory)
     measure memory-1m single cluster_configs/default_fleet.yaml bench/traffic_memory_1m.yaml
     measure memory-20m single cluster_configs/default_fleet.yaml bench/traffic_memory_20m.yaml
     ;;
   *)
-    echo "usage: bench/run.sh fleet|memory" >&2
+    echo "usage: bench/run.sh fleet|1m|np2|instances|memory" >&2
     exit 2
     ;;
 esac

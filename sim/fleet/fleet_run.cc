@@ -579,7 +579,17 @@ class FleetRun {
         }
       }
     }
-    return text + " (" + std::to_string(options_.threads) + " TBB thread(s) per rank)";
+    text += " (" + std::to_string(options_.threads) + " TBB thread(s) per rank)";
+    // An HDF5 attribute must stay well under 64 KiB; a fragmented placement is summarised.
+    if (text.size() > 16384) {
+      std::vector<int64_t> counts(static_cast<std::size_t>(size_), 0);
+      for (int32_t r : owner)
+        ++counts[static_cast<std::size_t>(r)];
+      text = "instances per rank:";
+      for (int r = 0; r < size_; ++r)
+        text += " " + std::to_string(counts[static_cast<std::size_t>(r)]);
+    }
+    return text;
   }
 
   const FleetSetup& fleet_;

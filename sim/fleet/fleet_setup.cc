@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 
 #include "bundles/analytic_bundle.h"
 #include "core/project_paths.h"
@@ -33,24 +32,21 @@ std::vector<int32_t> FleetSetup::InstancesOfRank(int rank, int size) const {
 }
 
 std::vector<int32_t> FleetSetup::Partition(int size) const {
-  std::vector<int32_t> order(instances.size());
-  for (std::size_t i = 0; i < order.size(); ++i)
-    order[i] = static_cast<int32_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return instances[static_cast<std::size_t>(a)].capacity >
-           instances[static_cast<std::size_t>(b)].capacity;
-  });
-  // Largest first onto the least loaded rank (a heap: 100,000 instances stay cheap).
-  using Load = std::pair<double, int32_t>;
-  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> ranks;
-  for (int32_t r = 0; r < size; ++r)
-    ranks.push({0.0, r});
+  // Each group's replicas split into `size` contiguous runs of equal length: every rank
+  // gets the same share of every group, so the split is balanced whether the routers
+  // spread requests by count or by capacity, and each rank's instances stay together.
   std::vector<int32_t> owner(instances.size(), 0);
-  for (int32_t id : order) {
-    auto [load, rank] = ranks.top();
-    ranks.pop();
-    owner[static_cast<std::size_t>(id)] = rank;
-    ranks.push({load + instances[static_cast<std::size_t>(id)].capacity, rank});
+  std::size_t first = 0;
+  while (first < instances.size()) {
+    std::size_t end = first;
+    while (end < instances.size() && instances[end].group == instances[first].group)
+      ++end;
+    const auto n = static_cast<int64_t>(end - first);
+    for (std::size_t i = first; i < end; ++i) {
+      const auto k = static_cast<int64_t>(i - first);
+      owner[i] = static_cast<int32_t>(k * size / std::max<int64_t>(n, 1));
+    }
+    first = end;
   }
   return owner;
 }

@@ -27,9 +27,8 @@ struct FleetSetup {
   std::vector<EngineSetup> groups;           // by group index
   std::vector<FleetInstanceInfo> instances;  // by instance id
 
-  // The instances rank `rank` of `size` simulates, ascending. Balanced by capacity
-  // (greedy: largest first onto the least loaded rank, ties to the lower rank); the
-  // partition never changes results, only speed.
+  // The instances rank `rank` of `size` simulates, ascending: an equal contiguous share
+  // of every group. The partition never changes results, only speed.
   std::vector<int32_t> InstancesOfRank(int rank, int size) const;
   // The rank of every instance, by instance id.
   std::vector<int32_t> Partition(int size) const;
