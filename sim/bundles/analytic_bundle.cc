@@ -265,20 +265,22 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
 
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
   const char* cache = std::getenv("FLEETSIM_CACHE");
-  const fs::path dir = cache != nullptr && *cache != '\0'
-                           ? fs::path(cache) / "bundles" / card.name / hardware.name
-                           : ModelsDir() / card.name / "bundles" / hardware.name;
+  // One folder per generator version: a bundle is never replaced in place, so a process
+  // reading one (another rank, a sweep point, a Slurm array task) never sees it vanish.
+  const fs::path dir =
+      (cache != nullptr && *cache != '\0' ? fs::path(cache) / "bundles" / card.name / hardware.name
+                                          : ModelsDir() / card.name / "bundles" / hardware.name) /
+      kGeneratorVersion;
   std::ifstream meta(dir / "meta.yaml");
   std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
   if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
-    // Built aside and renamed into place, so that processes starting together (the ranks
-    // of a run, parallel tests) never read a half-written bundle.
+    // Built aside and renamed into place, so that processes starting together never read
+    // a half-written bundle.
     const fs::path staging =
         dir.parent_path() / (dir.filename().string() + ".tmp." + std::to_string(::getpid()));
     fs::remove_all(staging);
     WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), staging.string());
     std::error_code error;
-    if (fs::exists(dir)) fs::remove_all(dir, error);  // stale: another generator version
     fs::rename(staging, dir, error);
     if (error) fs::remove_all(staging);  // another process put the same bundle there first
   }

@@ -49,8 +49,9 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
                  const std::string& dir, const BundleRecipe& recipe);
 
 // The cached analytic bundle for (model, hardware) at the default TP degrees, built on
-// first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/ (git-ignored).
-// Rebuilt when it was made by another generator version.
+// first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/<generator
+// version>/ (git-ignored): a new generator version builds a new folder, and concurrent
+// processes never see a bundle replaced under them.
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
 
 }  // namespace fleetsim
