@@ -45,9 +45,13 @@ cmd_check() {
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 pick_ports() {  # two free consecutive ports for slurmctld and slurmd
-  local base
+  # Below the kernel's ephemeral range (ip_local_port_range, 32768-60999 here): a port
+  # there can be the local end of some outgoing connection, which a connect() probe does
+  # not see but which makes slurmctld's bind fail with "Address already in use".
+  local base low
+  low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
   for _ in $(seq 1 50); do
-    base=$((20000 + (RANDOM % 20000) * 2))
+    base=$((10000 + (RANDOM % ((low - 10002) / 2)) * 2))
     port_free "$base" && port_free $((base + 1)) && { echo "$base"; return 0; }
   done
   die "no free port pair found"
