@@ -137,4 +137,16 @@ void WriteCsv(std::ostream& out, const TableSchema& schema, const TableRows& row
   }
 }
 
+std::optional<double> ReadDoubleAttribute(const std::string& path, const std::string& object,
+                                          const std::string& name) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (file.get() < 0) return std::nullopt;
+  const Id attr(H5Aopen_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+  double value = 0;
+  if (attr.get() < 0 || H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) return std::nullopt;
+  return value;
+}
+
 }  // namespace fleetsim::output

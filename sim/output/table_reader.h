@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct TableRows {
 bool HasTable(const std::string& path, const std::string& dataset);
 // Throws std::runtime_error when the file or dataset cannot be read.
 TableRows ReadTable(const std::string& path, const std::string& dataset, const TableSchema& schema);
+// A float attribute of a group or dataset; nullopt when the file, object or attribute is
+// missing or not a number.
+std::optional<double> ReadDoubleAttribute(const std::string& path, const std::string& object,
+                                          const std::string& name);
 // A header of column names, then one line per row; strings unquoted unless they hold a
 // comma or a quote.
 void WriteCsv(std::ostream& out, const TableSchema& schema, const TableRows& rows);

@@ -1,8 +1,7 @@
 #include "sweep/point_result.h"
 
 #include <cstring>
-
-#include <hdf5.h>
+#include <optional>
 
 #include "cluster/cluster_config.h"
 #include "cluster/routing_policy.h"
@@ -17,34 +16,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Closes an HDF5 id on scope exit.
-class Id {
- public:
-  Id(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Id() {
-    if (id_ >= 0) close_(id_);
-  }
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  hid_t get() const { return id_; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// The run's /provenance rate_scale attribute (serial HDF5).
+// The run's /provenance rate_scale attribute.
 double ReadRateScale(const fs::path& path) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (file.get() < 0) throw InputError(path.string(), 0, "", "cannot open as HDF5");
-  const Id attr(H5Aopen_by_name(file.get(), "/provenance", "rate_scale", H5P_DEFAULT, H5P_DEFAULT),
-                H5Aclose);
-  double value = 0;
-  if (attr.get() < 0 || H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) {
+  const std::optional<double> value =
+      output::ReadDoubleAttribute(path.string(), "/provenance", "rate_scale");
+  if (!value)
     throw InputError(path.string(), 0, "/provenance", "no rate_scale attribute (not a run file?)");
-  }
-  return value;
+  return *value;
 }
 
 output::SummaryRow ReadFleetRow(const fs::path& path) {
