@@ -1,22 +1,9 @@
 #include "core/yaml_section.h"
 
 #include <fstream>
-#include <type_traits>
 
 namespace fleetsim {
 namespace {
-
-template <typename T>
-const char* Expected() {
-  if constexpr (std::is_same_v<T, bool>)
-    return "true or false";
-  else if constexpr (std::is_integral_v<T>)
-    return "an integer";
-  else if constexpr (std::is_floating_point_v<T>)
-    return "a number";
-  else
-    return "a string";
-}
 
 std::string Render(const YAML::Node& value) {
   if (value.IsScalar()) return "'" + value.Scalar() + "'";
@@ -59,10 +46,10 @@ void YamlSection::Fail(std::string_view key, const std::string& message) const {
 template <typename T>
 T YamlSection::Convert(const YAML::Node& value, std::string_view key) const {
   if (!value.IsScalar())
-    Fail(key, std::string("expected ") + Expected<T>() + ", got " + Render(value));
+    Fail(key, std::string("expected ") + ExpectedYamlType<T>() + ", got " + Render(value));
   T out{};
   if (!YAML::convert<T>::decode(value, out)) {
-    Fail(key, std::string("expected ") + Expected<T>() + ", got " + Render(value));
+    Fail(key, std::string("expected ") + ExpectedYamlType<T>() + ", got " + Render(value));
   }
   return out;
 }
@@ -80,7 +67,7 @@ T YamlSection::Get(std::string_view key) const {
     throw InputError(*file_, line(), path_, "expected a mapping, got " + Render(node_));
   }
   std::optional<T> value = Find<T>(key);
-  if (!value) Fail(key, std::string("missing required field (") + Expected<T>() + ")");
+  if (!value) Fail(key, std::string("missing required field (") + ExpectedYamlType<T>() + ")");
   return *value;
 }
 
@@ -94,15 +81,15 @@ std::vector<T> YamlSection::GetList(std::string_view key) const {
   for (std::size_t i = 0; i < list->size(); ++i) {
     const YAML::Node element = (*list)[i];
     if (!element.IsScalar()) {
-      throw InputError(*file_, element.Mark().line + 1,
-                       FieldPath(key) + "[" + std::to_string(i) + "]",
-                       std::string("expected ") + Expected<T>() + ", got " + Render(element));
+      throw InputError(
+          *file_, element.Mark().line + 1, FieldPath(key) + "[" + std::to_string(i) + "]",
+          std::string("expected ") + ExpectedYamlType<T>() + ", got " + Render(element));
     }
     T decoded{};
     if (!YAML::convert<T>::decode(element, decoded)) {
-      throw InputError(*file_, element.Mark().line + 1,
-                       FieldPath(key) + "[" + std::to_string(i) + "]",
-                       std::string("expected ") + Expected<T>() + ", got " + Render(element));
+      throw InputError(
+          *file_, element.Mark().line + 1, FieldPath(key) + "[" + std::to_string(i) + "]",
+          std::string("expected ") + ExpectedYamlType<T>() + ", got " + Render(element));
     }
     out.push_back(std::move(decoded));
   }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -24,6 +25,19 @@
 #include "core/input_error.h"
 
 namespace fleetsim {
+
+// What a value of type T looks like, for "expected ..., got ..." errors.
+template <typename T>
+const char* ExpectedYamlType() {
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else
+    return "a string";
+}
 
 class YamlSection {
  public:

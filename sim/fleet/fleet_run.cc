@@ -185,7 +185,11 @@ class FleetRun {
 
  private:
   void BuildInstances() {
-    const std::vector<int32_t> mine = fleet_.InstancesOfRank(rank_, size_);
+    owner_of_ = fleet_.Partition(size_);
+    std::vector<int32_t> mine;
+    for (std::size_t i = 0; i < owner_of_.size(); ++i) {
+      if (owner_of_[i] == rank_) mine.push_back(static_cast<int32_t>(i));
+    }
     local_of_.assign(fleet_.instances.size(), -1);
     for (int32_t id : mine) {
       const FleetInstanceInfo& info = fleet_.instances[static_cast<std::size_t>(id)];
@@ -223,8 +227,6 @@ class FleetRun {
       local_of_[static_cast<std::size_t>(id)] = static_cast<int32_t>(locals_.size());
       locals_.push_back(std::move(local));
     }
-    placement_ = mine;
-    owner_of_ = fleet_.Partition(size_);
   }
 
   void BuildGateways() {
@@ -558,12 +560,9 @@ class FleetRun {
                     first.back());
   }
 
-  // "rank 0: 0-31 | rank 1: 32-63", with this rank's part gathered from every rank.
+  // "rank 0: 0-31 | rank 1: 32-63" (every rank knows the whole partition).
   std::string PlacementText() const {
-    std::vector<int32_t> owner(fleet_.instances.size(), 0);
-    for (int32_t id : placement_)
-      owner[static_cast<std::size_t>(id)] = rank_;
-    comm::AllReduceSum(owner, comm_);
+    const std::vector<int32_t>& owner = owner_of_;
     std::string text;
     for (int r = 0; r < size_; ++r) {
       text += (r ? " | rank " : "rank ") + std::to_string(r) + ":";
@@ -605,7 +604,6 @@ class FleetRun {
   std::vector<std::unique_ptr<LocalInstance>> locals_;
   std::vector<int32_t> local_of_;  // by instance id; -1 when another rank has it
   std::vector<int32_t> owner_of_;  // rank of each instance
-  std::vector<int32_t> placement_;
   std::vector<LocalGateway> gateways_;
   std::vector<std::vector<std::byte>> outgoing_;  // routed, to be sent at the next meeting
   SimTime outgoing_next_ = kNever;                // the earliest arrival among them

@@ -22,15 +22,6 @@ double ReferenceCapacity(const EngineSetup& setup) {
   return seconds > 0 ? static_cast<double>(budget) / seconds : 1.0;
 }
 
-std::vector<int32_t> FleetSetup::InstancesOfRank(int rank, int size) const {
-  const std::vector<int32_t> owner = Partition(size);
-  std::vector<int32_t> mine;
-  for (std::size_t i = 0; i < owner.size(); ++i) {
-    if (owner[i] == rank) mine.push_back(static_cast<int32_t>(i));
-  }
-  return mine;
-}
-
 std::vector<int32_t> FleetSetup::Partition(int size) const {
   // Each group's replicas split into `size` contiguous runs of equal length: every rank
   // gets the same share of every group, so the split is balanced whether the routers

@@ -3,7 +3,7 @@
 // (group, placement, capacity), and the partition of the instances over MPI ranks.
 //
 //   FleetSetup fleet = BuildFleetSetup(LoadClusterConfig(path));
-//   std::vector<int32_t> mine = fleet.InstancesOfRank(rank, size);
+//   std::vector<int32_t> owner = fleet.Partition(size);   // rank of each instance
 #pragma once
 
 #include <cstdint>
@@ -27,10 +27,8 @@ struct FleetSetup {
   std::vector<EngineSetup> groups;           // by group index
   std::vector<FleetInstanceInfo> instances;  // by instance id
 
-  // The instances rank `rank` of `size` simulates, ascending: an equal contiguous share
-  // of every group. The partition never changes results, only speed.
-  std::vector<int32_t> InstancesOfRank(int rank, int size) const;
-  // The rank of every instance, by instance id.
+  // The rank of every instance, by instance id: each rank an equal contiguous share of
+  // every group. The partition never changes results, only speed.
   std::vector<int32_t> Partition(int size) const;
 };
 

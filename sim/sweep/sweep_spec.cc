@@ -33,18 +33,6 @@ std::string Resolve(const fs::path& spec_dir, const std::string& path) {
   return fs::weakly_canonical(p.is_absolute() ? p : spec_dir / p).string();
 }
 
-template <typename T>
-const char* Expected() {
-  if constexpr (std::is_same_v<T, bool>)
-    return "true or false";
-  else if constexpr (std::is_integral_v<T>)
-    return "an integer";
-  else if constexpr (std::is_floating_point_v<T>)
-    return "a number";
-  else
-    return "a string";
-}
-
 // One element of an axis list, with where it is.
 template <typename T>
 struct AxisValue {
@@ -69,7 +57,7 @@ std::vector<AxisValue<T>> ReadAxis(const YamlSection& axes, std::string_view key
     if (!element.IsScalar() || !YAML::convert<T>::decode(element, v.value)) {
       const std::string got = element.IsScalar() ? "'" + element.Scalar() + "'" : "not a scalar";
       throw InputError(axes.file(), v.line, v.field,
-                       std::string("expected ") + Expected<T>() + ", got " + got);
+                       std::string("expected ") + ExpectedYamlType<T>() + ", got " + got);
     }
     for (const AxisValue<T>& earlier : out) {
       if (earlier.value == v.value) {
