@@ -32,7 +32,7 @@ bool BlockPool::IsFree(BlockId block) const {
 
 bool BlockPool::IsCached(BlockId block) const {
   assert(block >= 0 && block < num_blocks_);
-  return Used(block) && At(block).cached;
+  return Used(block) && At(block).group >= 0;
 }
 
 // Hands out the head of the never-used range. Capacity grows geometrically but never past
@@ -71,21 +71,25 @@ void BlockPool::Unlink(BlockId block) {
 
 void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
-  if (!state.cached) return;
-  auto found = cached_.find(state.key);
-  if (found != cached_.end()) {
-    CachedBlocks& blocks = found->second;
-    if (blocks.first != block) {
-      blocks.later.erase(std::find(blocks.later.begin(), blocks.later.end(), block));
-    } else if (blocks.later.empty()) {
-      cached_.erase(found);
+  if (state.group < 0) return;
+  const CacheKey key{state.hash, state.group};
+  const auto key_of = [this](BlockId b) { return KeyOf(b); };
+  const BlockId first = index_.Find(key, key_of);
+  if (first == block) {
+    if (state.next_same == kNullBlock) {
+      index_.Erase(key, key_of);
     } else {
-      blocks.first = blocks.later.front();
-      blocks.later.erase(blocks.later.begin());
+      index_.Replace(key, state.next_same, key_of);
     }
+  } else {
+    BlockId before = first;
+    while (At(before).next_same != block)
+      before = At(before).next_same;
+    At(before).next_same = state.next_same;
   }
-  state.cached = false;
-  state.key = {};
+  state.group = -1;
+  state.hash = 0;
+  state.next_same = kNullBlock;
 }
 
 bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out) {
@@ -126,21 +130,24 @@ void BlockPool::Free(const std::vector<BlockId>& blocks) {
 void BlockPool::Cache(BlockId block, CacheKey key) {
   if (block == kNullBlock) return;
   BlockState& state = At(block);
-  if (state.cached) return;
-  state.key = key;
-  state.cached = true;
-  const auto [entry, inserted] = cached_.try_emplace(key);
-  if (inserted) {
-    entry->second.first = block;
-  } else {
-    entry->second.later.push_back(block);
+  if (state.group >= 0) return;
+  const BlockId first = index_.Find(key, [this](BlockId b) { return KeyOf(b); });
+  state.hash = key.hash;
+  state.group = key.group;
+  if (first == kNullBlock) {
+    index_.Insert(key, block);
+    return;
   }
+  BlockId last = first;
+  while (At(last).next_same != kNullBlock)
+    last = At(last).next_same;
+  At(last).next_same = block;
 }
 
 std::optional<BlockId> BlockPool::Lookup(CacheKey key) const {
-  auto found = cached_.find(key);
-  if (found == cached_.end()) return std::nullopt;
-  return found->second.first;
+  const BlockId first = index_.Find(key, [this](BlockId b) { return KeyOf(b); });
+  if (first == kNullBlock) return std::nullopt;
+  return first;
 }
 
 }  // namespace fleetsim

@@ -22,28 +22,11 @@
 
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
+#include "engine/prefix_index.h"
+
 namespace fleetsim {
-
-using BlockId = int32_t;
-using BlockHash = uint64_t;
-inline constexpr BlockId kNullBlock = 0;
-
-// A prefix hash as cached for one KV-cache group (vLLM's BlockHashWithGroupId).
-struct CacheKey {
-  BlockHash hash = 0;
-  int group = 0;
-  bool operator==(const CacheKey&) const = default;
-};
-
-struct CacheKeyHasher {
-  std::size_t operator()(const CacheKey& key) const {
-    return static_cast<std::size_t>(key.hash * 0x9E3779B97F4A7C15ULL) ^
-           static_cast<std::size_t>(key.group);
-  }
-};
 
 class BlockPool {
  public:
@@ -73,12 +56,14 @@ class BlockPool {
   std::optional<BlockId> Lookup(CacheKey key) const;
 
  private:
+  // 32 bytes: over a long run every block of the pool gets one.
   struct BlockState {
-    CacheKey key;  // meaningful only while `cached`
+    BlockHash hash = 0;  // the cached key, while group >= 0
+    int32_t group = -1;  // -1: not cached
     int32_t ref_count = 0;
     BlockId prev = -1;  // free-queue links; -1 when not queued
     BlockId next = -1;
-    bool cached = false;
+    BlockId next_same = kNullBlock;  // the next block cached under the same key, if any
   };
 
   bool Used(BlockId block) const { return block != kNullBlock && block < next_fresh_; }
@@ -96,15 +81,14 @@ class BlockPool {
   std::vector<BlockState> state_;  // blocks 1..next_fresh_-1
   BlockId head_ = -1;              // the freed-block list, queued after the fresh range
   BlockId tail_ = -1;
-  // Several blocks can carry one hash (computed twice before either was hit); a lookup
-  // returns the first one cached, as vLLM's dict does.
-  // The first block cached under a key, and any later ones (rare: no allocation for them
-  // in the common case).
-  struct CachedBlocks {
-    BlockId first = kNullBlock;
-    std::vector<BlockId> later;
-  };
-  std::unordered_map<CacheKey, CachedBlocks, CacheKeyHasher> cached_;
+  CacheKey KeyOf(BlockId block) const {
+    const BlockState& state = At(block);
+    return {state.hash, state.group};
+  }
+  // Several blocks can carry one key (computed twice before either was hit): the index
+  // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
+  // insertion order.
+  PrefixIndex index_;
 };
 
 }  // namespace fleetsim

@@ -179,7 +179,8 @@ void KvCacheManager::CommitStep(Request& request) {
 }
 
 void KvCacheManager::Free(Request& request) {
-  for (auto& blocks : request.blocks) {
+  for (std::size_t g = 0; g < request.blocks.size(); ++g) {
+    auto& blocks = request.blocks[g];
     for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
       pool_.Free(*it);
     blocks.clear();

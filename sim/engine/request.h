@@ -7,35 +7,38 @@
 #include <vector>
 
 #include "engine/block_pool.h"
+#include "engine/group_blocks.h"
 
 namespace fleetsim {
 
 enum class RequestState { kWaiting, kRunning, kFinished, kRejected };
 
-struct Request {
-  int64_t id = 0;    // stable, unique within the run
-  int64_t slot = -1;  // the instance's record slot while the request is live
-  std::string name;  // the workload's id, for traces and tests
+// Fields in the order a scheduling step reads them: the first cache line holds what every
+// running request is checked for each step, the next ones its blocks.
+struct alignas(64) Request {
+  int64_t id = 0;  // stable, unique within the run
   int64_t prompt_tokens = 0;
   int64_t max_output_tokens = 0;
-  // Prefix hashes of the prompt's full blocks at the engine's block size (equal iff the
-  // prompt is identical up to and including that block). Blocks past these -- output
-  // tokens, or prompts without hashes -- get hashes unique to this request.
-  std::vector<BlockHash> prompt_block_hashes;
-
-  RequestState state = RequestState::kWaiting;
   int64_t num_computed = 0;
   int64_t num_output = 0;
-  int num_preemptions = 0;
-  int64_t cached_tokens = 0;  // prefix hit at first admission
-
-  // Owned by the KV cache manager: per group, the block at each position (kNullBlock
-  // where a GDN state was skipped), and how many attention blocks carry their hash.
-  std::vector<std::vector<BlockId>> blocks;
+  // How many attention blocks carry their hash (owned by the KV cache manager).
   int64_t num_hashed_blocks = 0;
   // GDN positions below this are all null (already released), so releasing skipped
   // states scans only what is new since the last step.
   int64_t gdn_scan_from = 0;
+  RequestState state = RequestState::kWaiting;
+  int num_preemptions = 0;
+
+  // Owned by the KV cache manager.
+  GroupBlocks blocks;
+
+  int64_t slot = -1;          // the instance's record slot while the request is live
+  int64_t cached_tokens = 0;  // prefix hit at first admission
+  std::string name;           // the workload's id, for traces and tests
+  // Prefix hashes of the prompt's full blocks at the engine's block size (equal iff the
+  // prompt is identical up to and including that block). Blocks past these -- output
+  // tokens, or prompts without hashes -- get hashes unique to this request.
+  std::vector<BlockHash> prompt_block_hashes;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
   bool prefill_done() const { return num_computed >= num_tokens(); }

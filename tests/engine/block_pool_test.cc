@@ -102,6 +102,13 @@ TEST(BlockPool, FreedBlocksQueueBehindTheNeverUsedOnes) {
   EXPECT_EQ(pool.materialized_blocks(), 5);
 }
 
+struct CacheKeyHasher {
+  std::size_t operator()(const CacheKey& key) const {
+    return static_cast<std::size_t>(key.hash * 0x9E3779B97F4A7C15ULL) ^
+           static_cast<std::size_t>(key.group);
+  }
+};
+
 // The free queue written the obvious way (vLLM's FreeKVCacheBlockQueue with eager state
 // for every block), to check BlockPool against.
 class ReferencePool {
