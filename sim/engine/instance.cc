@@ -96,6 +96,7 @@ void Instance::RunStep() {
   const BatchShape shape = ShapeOf(plan);
   const StepCost cost = cost_.Cost(shape);
   const SimTime start = now_;
+  last_active_ = start;
   const SimTime end = start + cost.total_ns;
   for (const ScheduledChunk& chunk : plan.chunks) {
     RequestRecord& record = RecordOf(*chunk.request);
@@ -191,6 +192,7 @@ bool Instance::FastDecode(SimTime until) {
       step.kv_usage = usage;
       on_step_(step);
     }
+    last_active_ = t;
     t += duration;
     ++steps;
   }
@@ -209,6 +211,7 @@ bool Instance::FastDecode(SimTime until) {
 
 void Instance::RunUntil(SimTime until) {
   while (now_ < until) {
+    if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
     AdmitArrivalsUpTo(now_);
     if (FastDecode(until)) continue;
     if (scheduler_.idle()) {

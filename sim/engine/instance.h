@@ -79,6 +79,8 @@ class Instance {
   void FlushPending();
   bool idle() const { return scheduler_.idle() && pending_.empty(); }
   SimTime now() const { return now_; }
+  // When this instance last admitted an arrival or started a step; -1 before either.
+  SimTime last_active() const { return last_active_; }
   // When RunUntil next has something to do: the next step's start, or the next arrival
   // when idle; kNever when there is nothing (or nothing that could ever run).
   SimTime NextEventTime() const;
@@ -113,6 +115,7 @@ class Instance {
   Scheduler scheduler_;
   const StepCostModel& cost_;
   SimTime now_ = 0;  // when the engine is next free
+  SimTime last_active_ = -1;
   std::deque<std::pair<SimTime, std::unique_ptr<Request>>> pending_;
   std::vector<std::unique_ptr<Request>> live_;  // queued or running, in arrival order
   std::vector<RequestRecord> slots_;            // live requests' records, by Request::slot

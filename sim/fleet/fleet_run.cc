@@ -95,14 +95,14 @@ class RankWorkload {
   std::optional<RoutedRequest> peeked_;
 };
 
-// Routing only ever sends at or past the window's end; anything earlier would let a
-// request reach an instance inside the window being simulated in parallel.
-void RequireOutsideLookahead(SimTime arrival, SimTime window_end) {
-  if (arrival < window_end) {
+// A request routed in a window reaches its instance no earlier than the window's start
+// plus the latency; anything earlier would reach an instance that may be past it.
+void RequireOutsideLookahead(SimTime arrival, SimTime earliest) {
+  if (arrival < earliest) {
     std::fprintf(stderr,
                  "fleetsim: internal error: a request sent inside the lookahead (arrives at %lld "
-                 "ns, window ends at %lld ns)\n",
-                 static_cast<long long>(arrival), static_cast<long long>(window_end));
+                 "ns, may not arrive before %lld ns)\n",
+                 static_cast<long long>(arrival), static_cast<long long>(earliest));
     std::abort();
   }
 }
@@ -130,9 +130,9 @@ class FleetRun {
     delays_.gateway_to_instance =
         std::max<SimTime>(1, SecondsToSimTime(cluster.latency.gateway_to_instance_s));
     delays_.instance_to_client = SecondsToSimTime(cluster.latency.instance_to_client_s);
-    window_ = delays_.gateway_to_instance;
-    refresh_every_ = std::max<int64_t>(
-        1, static_cast<int64_t>(std::ceil(cluster.gateways.staleness_s / ToSeconds(window_))));
+    step_ = delays_.gateway_to_instance;
+    epoch_ = step_ * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                              cluster.gateways.staleness_s / ToSeconds(step_))));
     for (const InstanceGroupConfig& g : cluster.groups)
       summaries_.emplace_back(g.name);
     BuildInstances();
@@ -143,42 +143,31 @@ class FleetRun {
     SimTime window_end = 0;
     outgoing_.assign(static_cast<std::size_t>(size_), {});
     while (true) {
-      // One meeting per window: the requests routed in the last window go to their
-      // instances' ranks, and the ranks agree on the next event (the requests on the
-      // wire count: their senders include them) and on the counters.
-      SimTime local_next = std::min(NextLocalEvent(), outgoing_next_);
-      const std::array<int64_t, 5> mine = {local_next, settled_, events_, input_errors_,
+      // First meeting: the next event anywhere (empty stretches are skipped) and the
+      // counters for the progress line.
+      const std::array<int64_t, 5> mine = {NextLocalEvent(), settled_, events_, input_errors_,
                                            other_errors_};
-      const comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
-      for (std::vector<std::byte>& buffer : outgoing_)
-        buffer.clear();
-      outgoing_next_ = kNever;
-      std::array<int64_t, 5> agreed = {kNever, 0, 0, 0, 0};
-      for (std::size_t at = 0; at < exchange.values.size(); at += mine.size()) {
-        agreed[0] = std::min(agreed[0], exchange.values[at]);
-        for (std::size_t k = 1; k < mine.size(); ++k)
-          agreed[k] += exchange.values[at + k];
-      }
-      Guarded([&] { Deliver(exchange.bytes); });
-      if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
+      const std::array<int64_t, 5> agreed = Agree(mine);
       progress_.Update(window_end, agreed[1], ExpectedTotal(), agreed[2]);
       const SimTime next = agreed[0];
       if (next == kNever || next >= options_.horizon) break;
-      const SimTime start = std::max(window_end, next / window_ * window_);
-      window_end = start + window_;
+      // The window runs to the end of the load-snapshot epoch it starts in.
+      const SimTime start = std::max(window_end, next / step_ * step_);
+      window_end = (start / epoch_ + 1) * epoch_;
+      const SimTime stop = std::min(window_end, options_.horizon);
       timeseries_.SampleUpTo(start, [this](const Timeseries::Sampler& s) { Sample(s); });
-      if (UsesLoad(fleet_.cluster.gateways.router.policy) &&
-          (start / window_) / refresh_every_ != snapshot_epoch_) {
-        snapshot_epoch_ = (start / window_) / refresh_every_;
-        RefreshLoadViews();
-      }
-      // Routed now, delivered at the next meeting: they arrive at window_end or later.
-      Guarded([&] { Route(window_end); });
-      Guarded([&] { Advance(std::min(window_end, options_.horizon)); });
+      if (UsesLoad(fleet_.cluster.gateways.router.policy)) RefreshLoadViews();
+      // Everything the gateways receive in the window is routed now, from the snapshot
+      // just taken, and reaches its instance's rank before any instance moves.
+      Guarded([&] { Route(start, stop); });
+      Meet();
+      Guarded([&] { Advance(start, stop); });
       ++windows_;
     }
     progress_.Done();
-    timeseries_.SampleUpTo(window_end, [this](const Timeseries::Sampler& s) { Sample(s); });
+    const SimTime end = LastStepEnd(window_end);
+    timeseries_.ForgetSamplesAfter(end);
+    timeseries_.SampleUpTo(end, [this](const Timeseries::Sampler& s) { Sample(s); });
     Finish();
     return Write(file);
   }
@@ -347,10 +336,19 @@ class FleetRun {
     ++snapshots_;
   }
 
-  // Routes this rank's arrivals before `window_end` into the outgoing buffers, one per
+  // The end of the last whole step in which anything happened anywhere (`fallback` when
+  // nothing did): where the time series stops, whatever the window length.
+  SimTime LastStepEnd(SimTime fallback) {
+    SimTime last = last_routed_;
+    for (const auto& local : locals_)
+      last = std::max(last, local->engine->last_active());
+    last = comm::AllReduceMax(last, comm_);
+    return last < 0 ? fallback : (last / step_ + 1) * step_;
+  }
+
+  // Routes this rank's arrivals in [start, stop) into the outgoing buffers, one per
   // destination rank.
-  void Route(SimTime window_end) {
-    const SimTime stop = std::min(window_end, options_.horizon);
+  void Route(SimTime start, SimTime stop) {
     const int prefix_blocks = fleet_.cluster.gateways.router.prefix_blocks;
     while (const RoutedRequest* next = PeekArrival()) {
       if (next->request.arrival >= stop) break;
@@ -362,12 +360,37 @@ class FleetRun {
       query.prefix_key = PrefixKey(routed.request.block_hashes, prefix_blocks);
       routed.instance = gateway.router.Route(query);
       routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
-      RequireOutsideLookahead(routed.instance_arrival, window_end);
+      last_routed_ = routed.request.arrival;
+      RequireOutsideLookahead(routed.instance_arrival, start + delays_.gateway_to_instance);
       const int owner = owner_of_[static_cast<std::size_t>(routed.instance)];
       AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
-      outgoing_next_ = std::min(outgoing_next_, routed.instance_arrival);
       ++events_;
     }
+  }
+
+  // Every rank's values; [0] becomes the minimum, the rest sums. An error anywhere stops
+  // every rank here.
+  std::array<int64_t, 5> Agree(const std::array<int64_t, 5>& mine) {
+    std::array<int64_t, 5> agreed = mine;
+    comm::AllReduceMinSum(agreed, comm_);
+    if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
+    return agreed;
+  }
+
+  // Second meeting: the routed requests go to their instances' ranks, in one batch per
+  // destination, with any error met while reading the workload.
+  void Meet() {
+    const std::array<int64_t, 2> mine = {input_errors_, other_errors_};
+    const comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
+    for (std::vector<std::byte>& buffer : outgoing_)
+      buffer.clear();
+    std::array<int64_t, 2> errors = {0, 0};
+    for (std::size_t at = 0; at < exchange.values.size(); at += mine.size()) {
+      errors[0] += exchange.values[at];
+      errors[1] += exchange.values[at + 1];
+    }
+    if (errors[0] + errors[1] > 0) FailTogether(errors[0] > 0 && errors[1] == 0);
+    Guarded([&] { Deliver(exchange.bytes); });
   }
 
   void Deliver(const std::vector<std::byte>& received) {
@@ -395,9 +418,23 @@ class FleetRun {
     }
   }
 
+  // Advances the window [start, stop), pausing at each time-series sample point (rounded
+  // up to a whole step, where the per-step protocol sampled) to record the state there.
+  void Advance(SimTime start, SimTime stop) {
+    while (true) {
+      const SimTime sample = timeseries_.next_sample_time();
+      if (sample >= stop) break;
+      const SimTime pause = (sample + step_ - 1) / step_ * step_;
+      if (pause <= start || pause >= stop) break;
+      AdvanceTo(pause);
+      timeseries_.SampleUpTo(pause, [this](const Timeseries::Sampler& s) { Sample(s); });
+    }
+    AdvanceTo(stop);
+  }
+
   // Runs every instance with an event before `until`, in parallel; then collects what
   // their steps left, on this thread.
-  void Advance(SimTime until) {
+  void AdvanceTo(SimTime until) {
     active_.clear();
     while (!queue_.empty() && queue_.top().first < until) {
       const auto [time, local] = queue_.top();
@@ -598,15 +635,16 @@ class FleetRun {
   const WorkloadSource& source_;
   RankWorkload workload_;
   NetworkDelays delays_;
-  SimTime window_ = 1;
-  int64_t refresh_every_ = 1;
-  int64_t snapshot_epoch_ = -1;
+  // Routing times and snapshot epochs are whole multiples of the lookahead `step_`; a
+  // window is one epoch.
+  SimTime step_ = 1;
+  SimTime epoch_ = 1;
+  SimTime last_routed_ = -1;  // the gateway arrival time of the last request routed here
   std::vector<std::unique_ptr<LocalInstance>> locals_;
   std::vector<int32_t> local_of_;  // by instance id; -1 when another rank has it
   std::vector<int32_t> owner_of_;  // rank of each instance
   std::vector<LocalGateway> gateways_;
   std::vector<std::vector<std::byte>> outgoing_;  // routed, to be sent at the next meeting
-  SimTime outgoing_next_ = kNever;                // the earliest arrival among them
   std::vector<int32_t> gateway_index_;
   using Entry = std::pair<SimTime, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;

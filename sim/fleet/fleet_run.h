@@ -1,13 +1,14 @@
 // A fleet run (SPEC.md, "The simulation"): gateways route each request of the workload to
 // an instance, and the instances serve them, spread over MPI ranks and TBB threads.
 //
-// Time advances in conservative windows no longer than the lookahead L (the gateway ->
-// instance latency): a request routed in window [T, T + L) reaches its instance at
-// T + L or later, so within a window every instance advances independently (in parallel,
-// TBB) and ranks meet once per window -- to agree on the next event time (empty stretches
-// are skipped: one MPI_Allreduce(MIN)), and to exchange the routed requests in one
-// batched message per destination rank. Gateways see instance load through a snapshot
-// refreshed every `staleness` (whole windows), plus their own assignments since.
+// Time advances in conservative windows, one per load-snapshot epoch (the staleness, in
+// whole steps of the gateway -> instance latency L). Gateways learn of instances only
+// through the snapshot at an epoch's start, so all their routing for the epoch is known
+// then: at each window's start the ranks agree on the next event (empty stretches are
+// skipped: one MPI_Allreduce(MIN)), refresh the snapshot, route the window's arrivals
+// and send them, one batched message per destination rank; then every instance advances
+// to the window's end independently (in parallel, TBB). docs/DESIGN.md says why this
+// gives the same results as windows of length L, with far fewer meetings.
 //
 // Results do not depend on the rank or thread count: requests have their workload
 // position as id, every tie is broken by (time, id), routers draw from their own seeded

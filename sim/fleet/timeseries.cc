@@ -1,5 +1,6 @@
 #include "fleet/timeseries.h"
 
+#include <iterator>
 #include <limits>
 
 #include "comm/collectives.h"
@@ -41,6 +42,19 @@ void Timeseries::AddTokens(int64_t bucket, int32_t group, int64_t prompt_tokens,
   int64_t* g = &At(bucket)[static_cast<std::size_t>(group) * kFields];
   g[kPrompt] += prompt_tokens;
   g[kGenerated] += generated_tokens;
+}
+
+void Timeseries::ForgetSamplesAfter(SimTime t) {
+  for (auto it = buckets_.upper_bound(t / interval_); it != buckets_.end();) {
+    Cells& cells = it->second;
+    bool tokens = false;
+    for (std::size_t g = 0; g < groups_; ++g) {
+      int64_t* c = &cells[g * kFields];
+      c[kRunning] = c[kWaiting] = c[kKvUsed] = c[kKvUsable] = 0;
+      tokens = tokens || c[kPrompt] != 0 || c[kGenerated] != 0;
+    }
+    it = tokens ? std::next(it) : buckets_.erase(it);
+  }
 }
 
 std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::string>& group_names,

@@ -46,7 +46,12 @@ class Timeseries {
   // For every interval start in (the last one sampled, now] -- from the first call's
   // interval on -- calls `sample_all` with a sampler recording into that interval.
   void SampleUpTo(SimTime now, const std::function<void(const Sampler&)>& sample_all);
+  // The next interval start SampleUpTo will record (kNever before its first call).
+  SimTime next_sample_time() const { return next_sample_ < 0 ? kNever : next_sample_ * interval_; }
   void AddTokens(int64_t bucket, int32_t group, int64_t prompt_tokens, int64_t generated_tokens);
+  // Takes back the state samples of interval starts after `t` (a window sampled ahead,
+  // and nothing happened there after all); their token counts stay.
+  void ForgetSamplesAfter(SimTime t);
 
   // Collective over `comm`: every rank's sums added; the rows (group by group, in time
   // order) on rank 0, none elsewhere.
