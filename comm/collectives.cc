@@ -168,4 +168,13 @@ int64_t AllReduceMax(int64_t value, MPI_Comm comm) {
   return value;
 }
 
+std::string BroadcastString(const std::string& value, MPI_Comm comm) {
+  if (SizeOf(comm) == 1) return value;
+  int64_t size = static_cast<int64_t>(value.size());
+  Check(MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm), "MPI_Bcast");
+  std::string out = RankOf(comm) == 0 ? value : std::string(static_cast<std::size_t>(size), '\0');
+  Check(MPI_Bcast(out.data(), Int(out.size()), MPI_CHAR, 0, comm), "MPI_Bcast");
+  return out;
+}
+
 }  // namespace fleetsim::comm

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
@@ -43,6 +44,8 @@ void AllReduceMinSum(std::span<int64_t> values, MPI_Comm comm);
 void AllReduceSum(std::span<int64_t> values, MPI_Comm comm);
 void AllReduceSum(std::span<int32_t> values, MPI_Comm comm);
 int64_t AllReduceMin(int64_t value, MPI_Comm comm);
+// Rank 0's `value`, on every rank.
+std::string BroadcastString(const std::string& value, MPI_Comm comm);
 int64_t AllReduceMax(int64_t value, MPI_Comm comm);
 
 }  // namespace fleetsim::comm

@@ -28,16 +28,15 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-// Rank 0 builds first -- it may generate and cache analytic bundles, which the other
-// ranks then find -- and every rank learns whether it failed, so none waits forever.
-FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
-  const int rank = comm::RankOf(comm);
+// Runs `part` on rank 0 alone; every rank learns whether it failed (an InputError exits
+// 2, anything else 1), so that none waits forever in the next collective.
+template <typename Part>
+void OnRankZero(MPI_Comm comm, Part part) {
   const int size = comm::SizeOf(comm);
-  std::optional<FleetSetup> fleet;
   int failed = 0;
-  if (rank == 0) {
+  if (comm::RankOf(comm) == 0) {
     try {
-      fleet = BuildFleetSetup(cluster);
+      part();
     } catch (const InputError&) {
       failed = 1;
       if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
@@ -50,6 +49,13 @@ FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
   }
   if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
   if (failed) throw QuietExit{failed == 1 ? kExitInputError : 1};
+}
+
+// Rank 0 builds first -- it may generate and cache analytic bundles, which the other
+// ranks then find.
+FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
+  std::optional<FleetSetup> fleet;
+  OnRankZero(comm, [&] { fleet = BuildFleetSetup(cluster); });
   if (!fleet) fleet = BuildFleetSetup(cluster);
   return std::move(*fleet);
 }
@@ -61,11 +67,15 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   const ClusterConfig cluster = LoadClusterConfig(job.cluster);
   const FleetSetup fleet = BuildOnEveryRank(cluster, comm);
   const std::string workload = ResolveWorkload(job.workload);
-  auto source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), job.window);
+  // Only rank 0 opens (and reads) the workload; the run sends the others their arrivals.
+  std::unique_ptr<WorkloadWindow> source;
+  OnRankZero(comm, [&] {
+    source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), job.window);
+  });
   // Fail on a bad output path before simulating anything.
   output::Hdf5File file(job.output, comm);
   RunJobResult result;
-  result.stats = RunFleet(fleet, *source, job.fleet, file, comm);
+  result.stats = RunFleet(fleet, source.get(), job.fleet, file, comm);
   result.instances = fleet.instances.size();
   const FleetRunStats& stats = result.stats;
 
@@ -77,8 +87,10 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "cluster_config_path", job.cluster);
   file.WriteAttribute(p, "cluster_config", ReadFile(job.cluster));
   file.WriteAttribute(p, "workload_path", workload);
-  file.WriteAttribute(p, "workload_format", source->format());
-  file.WriteAttribute(p, "skipped_bad_lines", comm::AllReduceMax(source->skipped_lines(), comm));
+  file.WriteAttribute(p, "workload_format",
+                      comm::BroadcastString(source ? source->format() : std::string(), comm));
+  file.WriteAttribute(p, "skipped_bad_lines",
+                      comm::AllReduceMax(source ? source->skipped_lines() : 0, comm));
   file.WriteAttribute(p, "rate_scale", job.window.rate_scale);
   file.WriteAttribute(p, "seed", static_cast<int64_t>(job.fleet.seed));
   std::string bundles;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -47,27 +48,25 @@ struct LocalGateway {
   Router router;
 };
 
-// The part of the workload this rank's gateways receive. Every rank reads the whole
-// stream (positions are request ids) and keeps its own gateways' requests.
-class RankWorkload {
+// The workload as the reader rank (rank 0) sees it: the whole stream, one request at a
+// time; a request's position is its id. The other ranks have no source: the reader sends
+// each window's arrivals to their gateways' ranks.
+class WorkloadReader {
  public:
-  RankWorkload(WorkloadSource& source, int rank, int size, int gateways)
-      : source_(source), rank_(rank), size_(size), gateways_(gateways) {}
+  WorkloadReader(WorkloadSource* source, int gateways)
+      : source_(source), gateways_(gateways), exhausted_(source == nullptr) {}
 
-  // The next request for this rank's gateways, without taking it.
+  // The next request, without taking it.
   const RoutedRequest* Peek() {
-    while (!peeked_ && !exhausted_) {
-      std::optional<WorkloadRequest> r = source_.Next();
+    if (!peeked_ && !exhausted_) {
+      std::optional<WorkloadRequest> r = source_->Next();
       if (!r) {
         exhausted_ = true;
-        break;
+        return nullptr;
       }
-      const int64_t id = read_++;
-      const int32_t gateway = GatewayOf(id, gateways_);
-      if (gateway % size_ != rank_) continue;
       RoutedRequest routed;
-      routed.id = id;
-      routed.gateway = gateway;
+      routed.id = read_++;
+      routed.gateway = GatewayOf(routed.id, gateways_);
       routed.request = std::move(*r);
       peeked_ = std::move(routed);
     }
@@ -78,7 +77,7 @@ class RankWorkload {
     peeked_.reset();
     return r;
   }
-  // Requests read so far (all ranks' gateways); the workload's size once exhausted.
+  // Requests read so far; the workload's size once exhausted (0 off the reader rank).
   int64_t read() const { return read_; }
   bool exhausted() const { return exhausted_ && !peeked_; }
   // After a read error: nothing more comes from the stream.
@@ -86,12 +85,17 @@ class RankWorkload {
     exhausted_ = true;
     peeked_.reset();
   }
+  // What the source promises at most, for the progress line (-1: unknown).
+  int64_t expected() const {
+    if (exhausted()) return read_;
+    return source_ ? source_->expected_requests().value_or(-1) : -1;
+  }
 
  private:
-  WorkloadSource& source_;
-  int rank_, size_, gateways_;
+  WorkloadSource* source_;
+  int gateways_;
   int64_t read_ = 0;
-  bool exhausted_ = false;
+  bool exhausted_;
   std::optional<RoutedRequest> peeked_;
 };
 
@@ -113,15 +117,14 @@ bool UsesLoad(RoutingPolicy policy) {
 
 class FleetRun {
  public:
-  FleetRun(const FleetSetup& fleet, WorkloadSource& source, const FleetRunOptions& options,
+  FleetRun(const FleetSetup& fleet, WorkloadSource* source, const FleetRunOptions& options,
            MPI_Comm comm)
       : fleet_(fleet),
         options_(options),
         comm_(comm),
         rank_(comm::RankOf(comm)),
         size_(comm::SizeOf(comm)),
-        source_(source),
-        workload_(source, rank_, size_, fleet.cluster.gateways.count),
+        workload_(source, fleet.cluster.gateways.count),
         timeseries_(fleet.cluster.groups.size(),
                     std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))),
         fleet_summary_("fleet"),
@@ -148,7 +151,7 @@ class FleetRun {
       const std::array<int64_t, 5> mine = {NextLocalEvent(), settled_, events_, input_errors_,
                                            other_errors_};
       const std::array<int64_t, 5> agreed = Agree(mine);
-      progress_.Update(window_end, agreed[1], ExpectedTotal(), agreed[2]);
+      progress_.Update(window_end, agreed[1], workload_.expected(), agreed[2]);
       const SimTime next = agreed[0];
       if (next == kNever || next >= options_.horizon) break;
       // The window runs to the end of the load-snapshot epoch it starts in.
@@ -159,7 +162,8 @@ class FleetRun {
       if (UsesLoad(fleet_.cluster.gateways.router.policy)) RefreshLoadViews();
       // Everything the gateways receive in the window is routed now, from the snapshot
       // just taken, and reaches its instance's rank before any instance moves.
-      Guarded([&] { Route(start, stop); });
+      ShipArrivals(stop);
+      Guarded([&] { Route(start); });
       Meet();
       Guarded([&] { Advance(start, stop); });
       ++windows_;
@@ -236,11 +240,9 @@ class FleetRun {
       gateway_index_[static_cast<std::size_t>(gateways_[i].id)] = static_cast<int32_t>(i);
   }
 
-  // A bad trace line surfaces on each rank when that rank reads it, which may be in
-  // different windows: the error is held until the next agreement, where every rank
-  // learns of it and stops together -- none is left waiting in a collective.
-  // Runs a rank-local part of the window; an error is held for the next meeting, as
-  // for trace errors, so that no rank leaves the others waiting in a collective.
+  // Runs a rank-local part of the window (reading the workload, routing, delivering,
+  // advancing); an error is held for the next meeting, where every rank learns of it and
+  // stops together -- none is left waiting in a collective.
   template <typename Part>
   void Guarded(Part part) {
     if (error_) return;  // this rank already failed: wait for the meeting
@@ -267,13 +269,6 @@ class FleetRun {
     }
     workload_.Abandon();
     return nullptr;
-  }
-
-  // The workload's size for the progress line: exact once read through, else what the
-  // source promises at most (-1: unknown).
-  int64_t ExpectedTotal() const {
-    if (workload_.exhausted()) return workload_.read();
-    return source_.expected_requests().value_or(-1);
   }
 
   // Collective: the lowest rank holding an error prints it -- now, while every rank is
@@ -346,13 +341,26 @@ class FleetRun {
     return last < 0 ? fallback : (last / step_ + 1) * step_;
   }
 
-  // Routes this rank's arrivals in [start, stop) into the outgoing buffers, one per
-  // destination rank.
-  void Route(SimTime start, SimTime stop) {
+  // The reader sends the arrivals before `stop` to their gateways' ranks; every rank
+  // keeps those of its own gateways, in workload order.
+  void ShipArrivals(SimTime stop) {
+    Guarded([&] {
+      while (const RoutedRequest* next = PeekArrival()) {
+        if (next->request.arrival >= stop) break;
+        const RoutedRequest r = workload_.Take();
+        AppendRoutedRequest(r, outgoing_[static_cast<std::size_t>(r.gateway % size_)]);
+      }
+    });
+    for (RoutedRequest& r : ParseRoutedRequests(Exchange()))
+      inbox_.push_back(std::move(r));
+  }
+
+  // Routes this window's arrivals at this rank's gateways into the outgoing buffers, one
+  // per destination rank.
+  void Route(SimTime start) {
     const int prefix_blocks = fleet_.cluster.gateways.router.prefix_blocks;
-    while (const RoutedRequest* next = PeekArrival()) {
-      if (next->request.arrival >= stop) break;
-      RoutedRequest routed = workload_.Take();
+    for (; !inbox_.empty(); inbox_.pop_front()) {
+      RoutedRequest& routed = inbox_.front();
       LocalGateway& gateway = gateways_[static_cast<std::size_t>(
           gateway_index_[static_cast<std::size_t>(routed.gateway)])];
       RouteRequest query;
@@ -377,11 +385,11 @@ class FleetRun {
     return agreed;
   }
 
-  // Second meeting: the routed requests go to their instances' ranks, in one batch per
-  // destination, with any error met while reading the workload.
-  void Meet() {
+  // The outgoing buffers to their ranks, one batch per destination, with the errors met
+  // since the last meeting (every rank stops here if there are any); what this rank got.
+  std::vector<std::byte> Exchange() {
     const std::array<int64_t, 2> mine = {input_errors_, other_errors_};
-    const comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
+    comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
     for (std::vector<std::byte>& buffer : outgoing_)
       buffer.clear();
     std::array<int64_t, 2> errors = {0, 0};
@@ -390,7 +398,13 @@ class FleetRun {
       errors[1] += exchange.values[at + 1];
     }
     if (errors[0] + errors[1] > 0) FailTogether(errors[0] > 0 && errors[1] == 0);
-    Guarded([&] { Deliver(exchange.bytes); });
+    return std::move(exchange.bytes);
+  }
+
+  // The routed requests go to their instances' ranks.
+  void Meet() {
+    const std::vector<std::byte> received = Exchange();
+    Guarded([&] { Deliver(received); });
   }
 
   void Deliver(const std::vector<std::byte>& received) {
@@ -517,7 +531,7 @@ class FleetRun {
 
   FleetRunStats Write(output::Hdf5File& file) {
     FleetRunStats stats;
-    stats.requests = workload_.read();
+    stats.requests = comm::AllReduceMax(workload_.read(), comm_);
     const int64_t instances = static_cast<int64_t>(fleet_.instances.size());
     if (options_.request_rows) {
       const OrderedRows<output::RequestRow> requests = ExchangeRowsByIndex(
@@ -632,8 +646,8 @@ class FleetRun {
   const FleetRunOptions& options_;
   MPI_Comm comm_;
   int rank_, size_;
-  const WorkloadSource& source_;
-  RankWorkload workload_;
+  WorkloadReader workload_;
+  std::deque<RoutedRequest> inbox_;  // this window's arrivals at this rank's gateways
   NetworkDelays delays_;
   // Routing times and snapshot epochs are whole multiples of the lookahead `step_`; a
   // window is one epoch.
@@ -670,7 +684,7 @@ int32_t GatewayOf(int64_t id, int gateways) {
                               static_cast<uint64_t>(gateways));
 }
 
-FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource& source,
+FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
                        const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm) {
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
                               static_cast<std::size_t>(std::max(1, options.threads)));

@@ -51,8 +51,10 @@ struct FleetRunStats {
 };
 
 // Collective over `comm`: writes /requests (unless !request_rows), /instances, /summary,
-// /timeseries and, with trace_steps, /steps into `file`.
-FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource& source,
+// /timeseries and, with trace_steps, /steps into `file`. `source` is the workload on rank
+// 0 and nullptr elsewhere: rank 0 alone reads it, sending each window's arrivals to the
+// ranks of their gateways.
+FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
                        const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm);
 
 // The gateway of request `id` among `gateways`: hash(id) mod G (SPEC.md).

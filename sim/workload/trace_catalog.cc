@@ -50,7 +50,9 @@ std::vector<std::string> TraceNames() {
 
 std::string ResolveWorkload(const std::string& name_or_path) {
   std::error_code error;
-  if (fs::is_regular_file(name_or_path, error)) return name_or_path;
+  // Any file but a directory: a named pipe streams a trace (with an explicit --format).
+  if (fs::exists(name_or_path, error) && !fs::is_directory(name_or_path, error))
+    return name_or_path;
   const std::map<std::string, fs::path> traces = Catalog();
   if (auto found = traces.find(name_or_path); found != traces.end()) return found->second.string();
   std::vector<std::string> by_stem;

@@ -1,6 +1,7 @@
 #include "workload/workload_source.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include <yaml-cpp/yaml.h>
@@ -149,6 +150,14 @@ std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_
 }
 
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {
+  // A pipe can be read once: detecting its format would eat its first records.
+  std::error_code error;
+  if (format == "auto" && std::filesystem::exists(path, error) &&
+      !std::filesystem::is_regular_file(path, error)) {
+    throw OptionError("--format", "'" + path +
+                                      "' is not a regular file (a pipe?): give its format, "
+                                      "since detecting it would read the stream twice");
+  }
   if ((format == "auto" || format == "generator") && IsGeneratorSpec(path))
     return OpenGeneratedWorkload(path);
   const std::string chosen = format == "auto" ? Detect(path) : format;
