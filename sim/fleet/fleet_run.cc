@@ -111,6 +111,9 @@ void RequireOutsideLookahead(SimTime arrival, SimTime earliest) {
   }
 }
 
+// The longest window of simulated time, whatever the staleness.
+constexpr SimTime kMaxWindow = 1'000'000'000;
+
 bool UsesLoad(RoutingPolicy policy) {
   return policy != RoutingPolicy::kRoundRobin && policy != RoutingPolicy::kRandom;
 }
@@ -134,6 +137,7 @@ class FleetRun {
         std::max<SimTime>(1, SecondsToSimTime(cluster.latency.gateway_to_instance_s));
     delays_.instance_to_client = SecondsToSimTime(cluster.latency.instance_to_client_s);
     step_ = delays_.gateway_to_instance;
+    max_window_ = std::max<SimTime>(1, kMaxWindow / step_) * step_;
     epoch_ = step_ * std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
                                               cluster.gateways.staleness_s / ToSeconds(step_))));
     for (const InstanceGroupConfig& g : cluster.groups)
@@ -154,12 +158,17 @@ class FleetRun {
       progress_.Update(window_end, agreed[1], workload_.expected(), agreed[2]);
       const SimTime next = agreed[0];
       if (next == kNever || next >= options_.horizon) break;
-      // The window runs to the end of the load-snapshot epoch it starts in.
+      // The window runs to the end of the load-snapshot epoch it starts in, or for at most
+      // kMaxWindow: a window's arrivals are all in flight at once, so a long staleness
+      // must not hold a long stretch of the workload in memory.
       const SimTime start = std::max(window_end, next / step_ * step_);
-      window_end = (start / epoch_ + 1) * epoch_;
+      window_end = std::min((start / epoch_ + 1) * epoch_, start + max_window_);
       const SimTime stop = std::min(window_end, options_.horizon);
       timeseries_.SampleUpTo(start, [this](const Timeseries::Sampler& s) { Sample(s); });
-      if (UsesLoad(fleet_.cluster.gateways.router.policy)) RefreshLoadViews();
+      if (UsesLoad(fleet_.cluster.gateways.router.policy) && start / epoch_ != snapshot_epoch_) {
+        snapshot_epoch_ = start / epoch_;
+        RefreshLoadViews();
+      }
       // Everything the gateways receive in the window is routed now, from the snapshot
       // just taken, and reaches its instance's rank before any instance moves.
       ShipArrivals(stop);
@@ -653,7 +662,9 @@ class FleetRun {
   // window is one epoch.
   SimTime step_ = 1;
   SimTime epoch_ = 1;
-  SimTime last_routed_ = -1;  // the gateway arrival time of the last request routed here
+  SimTime max_window_ = 1;       // whole steps, at most kMaxWindow
+  int64_t snapshot_epoch_ = -1;  // the epoch of the load views the gateways hold
+  SimTime last_routed_ = -1;     // the gateway arrival time of the last request routed here
   std::vector<std::unique_ptr<LocalInstance>> locals_;
   std::vector<int32_t> local_of_;  // by instance id; -1 when another rank has it
   std::vector<int32_t> owner_of_;  // rank of each instance
