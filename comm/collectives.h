@@ -26,7 +26,7 @@ int SizeOf(MPI_Comm comm);
 std::vector<std::byte> ExchangeBytes(const std::vector<std::vector<std::byte>>& outgoing,
                                      MPI_Comm comm);
 
-// One window's meeting in a single collective: every rank sends outgoing[d] to rank d
+// A batched exchange in a single collective: every rank sends outgoing[d] to rank d
 // together with `values` (the same for every destination), and gets back what each rank
 // sent it plus every rank's values. A small MPI_Alltoall carries the sizes and values;
 // the bytes then travel point to point, only where there are any.

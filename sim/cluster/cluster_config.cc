@@ -297,7 +297,8 @@ void ReadLatency(const YamlSection& s, LatencyConfig& latency) {
   const double to_instance_us = s.GetOr<double>("gateway_to_instance_us", 500.0);
   if (!(to_instance_us >= kMinLatencyUs)) {
     s.Fail("gateway_to_instance_us",
-           "must be positive, at least 0.001 (1 ns): it is the lookahead of the parallel run");
+           "must be positive, at least 0.001 (1 ns): it is the time step of routing and load "
+           "snapshots");
   }
   const double to_client_us = s.GetOr<double>("instance_to_client_us", to_instance_us);
   if (!(to_client_us >= 0)) s.Fail("instance_to_client_us", "must not be negative");

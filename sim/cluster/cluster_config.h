@@ -71,7 +71,8 @@ struct GatewaysConfig {
 };
 
 struct LatencyConfig {
-  // The lookahead of the parallel run: windows are never longer. Must be positive.
+  // The lookahead of the parallel run: routing and load snapshots happen on a grid of
+  // steps this long. Must be positive.
   double gateway_to_instance_s = 500e-6;
   // First token and completion reach the client this much later (default: the above).
   double instance_to_client_s = 500e-6;

@@ -659,7 +659,7 @@ class FleetRun {
   std::deque<RoutedRequest> inbox_;  // this window's arrivals at this rank's gateways
   NetworkDelays delays_;
   // Routing times and snapshot epochs are whole multiples of the lookahead `step_`; a
-  // window is one epoch.
+  // window is one epoch, or max_window_ of it.
   SimTime step_ = 1;
   SimTime epoch_ = 1;
   SimTime max_window_ = 1;       // whole steps, at most kMaxWindow
