@@ -14,6 +14,8 @@
 #include "perf/bundle.h"
 #include "perf/bundle_compare.h"
 #include "perf/kernel_db/calibrate.h"
+#include "perf/kernel_db/kernel_error.h"
+#include "perf/kernel_db/measured_kernels.h"
 #include "perf/step_cost.h"
 
 namespace fleetsim {
@@ -198,6 +200,44 @@ void RunCalibration(const CalibrateOptions& options) {
   }
 }
 
+struct CompareKernelsOptions {
+  std::string data = DefaultKernelTables();
+  std::string system;
+  std::string hardware;
+  bool json = false;
+};
+
+// The calibrated analytic kernels on one GPU against that GPU's measured per-op tables:
+// in sample for h100_sxm and h200_sxm (the fit's data), out of sample for a100_sxm.
+void CompareKernels(const CompareKernelsOptions& options) {
+  const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), options.hardware);
+  const MeasuredTables tables = LoadMeasuredKernels(options.data, options.system);
+  const KernelRoofline roofline(hardware, Dtype::kBfloat16,
+                                hardware.attention_backend.split_kv_decode);
+  const KernelErrorReport report = CompareWithMeasured(tables, roofline);
+  if (options.json) {
+    JsonWriter json(std::cout);
+    WriteJson(json, report);
+    return;
+  }
+  std::printf("analytic kernels on %s vs measured %s (MAPE, bias > 0 = model too slow)\n",
+              hardware.name.c_str(), report.system.c_str());
+  std::printf("%-18s %7s %8s %8s  %s\n", "class", "rows", "MAPE", "bias", "worst row");
+  for (const ClassError& c : report.classes) {
+    std::string worst;
+    if (!c.worst.empty()) {
+      const RowError& w = c.worst.front();
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "line %d: %s, %.1f vs %.1f us", w.line, w.shape.c_str(),
+                    w.predicted_us, w.measured_us);
+      worst = buf;
+    }
+    std::printf("%-18s %7lld %7.1f%% %+7.1f%%  %s\n", std::string(NameOf(c.cls)).c_str(),
+                static_cast<long long>(c.summary.rows), 100 * c.summary.mape, 100 * c.summary.bias,
+                worst.c_str());
+  }
+}
+
 }  // namespace
 
 void AddBundleCommand(CLI::App& app) {
@@ -250,6 +290,21 @@ void AddBundleCommand(CLI::App& app) {
       ->capture_default_str();
   cal->add_flag("--json", calibrate->json, "Machine-readable output");
   cal->callback([calibrate]() { RunCalibration(*calibrate); });
+
+  auto kernels = std::make_shared<CompareKernelsOptions>();
+  CLI::App* ck = bundle->add_subcommand("compare-kernels",
+                                        "Compare the calibrated analytic kernels with a GPU's "
+                                        "measured per-op tables (aiconfigurator): "
+                                        "per kernel class, MAPE, bias and the worst row");
+  ck->add_option("--system", kernels->system,
+                 "The tables' system: h100_sxm, h200_sxm (fitted on), a100_sxm (held out)")
+      ->required();
+  ck->add_option("--hardware", kernels->hardware, "The GPU from cluster_configs/hardware/")
+      ->required();
+  ck->add_option("--data", kernels->data, "The aiconfigurator tables folder")
+      ->capture_default_str();
+  ck->add_flag("--json", kernels->json, "Machine-readable output (every class's worst rows)");
+  ck->callback([kernels]() { CompareKernels(*kernels); });
 }
 
 }  // namespace fleetsim

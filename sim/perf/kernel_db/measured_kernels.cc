@@ -40,14 +40,16 @@ int64_t Positive(const CsvReader& csv, std::string_view column) {
 }
 
 // Shared by context and generation tables: bf16 KV, full attention, one beam.
+// Full attention over a bf16 KV cache, no beams. The A100 tables (an older collector) have
+// no window_size column: every row there is full attention.
 bool IsServingAttention(const CsvReader& csv) {
-  return csv.Text("kv_cache_dtype") == "bfloat16" && csv.Int("window_size") == 0 &&
-         csv.Int("beam_width") == 1;
+  const bool full = !csv.HasColumn("window_size") || csv.Int("window_size") == 0;
+  return csv.Text("kv_cache_dtype") == "bfloat16" && full && csv.Int("beam_width") == 1;
 }
 
 void RequireAttentionColumns(const CsvReader& csv) {
   csv.RequireColumns({"batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
-                      "beam_width", "kv_cache_dtype", "step", "window_size", "latency"});
+                      "beam_width", "kv_cache_dtype", "step", "latency"});
 }
 
 AttentionKernelShape ReadAttentionShape(const CsvReader& csv) {
@@ -171,8 +173,16 @@ MeasuredKernelFiles KernelFilesOf(const std::filesystem::path& dir, const std::s
     f.gdn = dir / "h200_sxm/vllm_0.24.0/linear_attention/gdn_perf.csv";
     return f;
   }
+  if (system == "a100_sxm") {
+    // Not used to fit anything: an out-of-sample GPU for `bundle compare-kernels`.
+    f.gemm = dir / "a100_sxm/vllm_0.14.0/gemm/gemm_perf.csv";
+    f.context_attention = dir / "a100_sxm/vllm_0.14.0/attention/context_attention_perf.csv";
+    f.generation_attention = dir / "a100_sxm/vllm_0.14.0/attention/generation_attention_perf.csv";
+    f.moe = dir / "a100_sxm/vllm_0.14.0/moe/moe_perf.csv";
+    return f;
+  }
   throw InputError(dir.string(), 0, "system",
-                   "unknown system '" + system + "' (known: h100_sxm, h200_sxm)");
+                   "unknown system '" + system + "' (known: a100_sxm, h100_sxm, h200_sxm)");
 }
 
 int64_t MeasuredTables::CountOf(KernelClass cls) const {
