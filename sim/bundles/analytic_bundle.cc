@@ -211,7 +211,8 @@ void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
 
 void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
                  const std::string& dir, const BundleRecipe& recipe) {
-  const fs::path target(dir);
+  // Absolute: a bare name ("--out b") has no parent part to create.
+  const fs::path target = fs::absolute(dir);
   const fs::path staging = target.string() + ".tmp";
   fs::remove_all(staging);
   fs::create_directories(staging);

@@ -69,6 +69,19 @@ TEST(AnalyticBundle, EveryShippedModelOnEveryCatalogGpuBuildsLoadsAndIsCovered) 
   }
 }
 
+// `fleetsim bundle build --out NAME` with a bare relative name: the staging folder and the
+// rename must not depend on the path having a parent part.
+TEST(AnalyticBundle, ARelativeOutputNameWorks) {
+  ScratchDir scratch;
+  fs::create_directories(scratch.path());
+  const fs::path before = fs::current_path();
+  fs::current_path(scratch.path());
+  EXPECT_NO_THROW(WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {1}, "bundle"));
+  fs::current_path(before);
+  EXPECT_TRUE(fs::exists(scratch.path() / "bundle" / "meta.yaml"));
+  EXPECT_FALSE(fs::exists(scratch.path() / "bundle.tmp"));
+}
+
 TEST(AnalyticBundle, DefaultTpDegreesFitTheNodeAndDivideTheHeads) {
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("H200-SXM")), (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("RX-7900-XT")), (std::vector<int>{1, 2, 4}));
