@@ -266,18 +266,13 @@ class FleetRun {
     }
   }
 
+  // The workload's next request; none once reading failed (here or in an earlier part:
+  // the run stops at the next meeting either way).
   const RoutedRequest* PeekArrival() {
-    try {
-      return workload_.Peek();
-    } catch (const InputError&) {
-      error_ = std::current_exception();
-      ++input_errors_;
-    } catch (const std::exception&) {
-      error_ = std::current_exception();
-      ++other_errors_;
-    }
-    workload_.Abandon();
-    return nullptr;
+    const RoutedRequest* next = nullptr;
+    Guarded([&] { next = workload_.Peek(); });
+    if (error_) workload_.Abandon();
+    return error_ ? nullptr : next;
   }
 
   // Collective: the lowest rank holding an error prints it -- now, while every rank is
