@@ -4,6 +4,7 @@
 # identical without mpirun and at (ranks, threads) = (1,1), (2,1), (2,2), (3,1), (4,2).
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
 set -euo pipefail
+source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -35,12 +36,7 @@ for spec in 1:1 2:1 2:2 3:1 4:2; do
   ranks=${spec%%:*} threads=${spec##*:}
   extra="--threads $threads"
   run "np${ranks}t${threads}" "$mpiexec" -np "$ranks" --oversubscribe
-  for table in requests instances summary timeseries; do
-    if ! cmp -s "$work/single.$table.csv" "$work/np${ranks}t${threads}.$table.csv"; then
-      echo "/$table differs at $ranks rank(s) x $threads thread(s) from the single process:"
-      diff "$work/single.$table.csv" "$work/np${ranks}t${threads}.$table.csv" | head -5
-      exit 1
-    fi
-  done
+  same_tables "$work" single "np${ranks}t${threads}" \
+    "at $ranks rank(s) x $threads thread(s) from the single process"
   echo "  $ranks rank(s) x $threads thread(s): identical"
 done

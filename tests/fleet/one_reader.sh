@@ -5,6 +5,7 @@
 # A pipe without --format is refused in one line (detection would read it twice).
 #   one_reader.sh <fleetsim> <mpiexec>
 set -euo pipefail
+source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2
 work=$(mktemp -d)
 writer=""
@@ -31,12 +32,7 @@ for ranks in 2 3; do
   run "pipe_np$ranks" "$work/pipe.jsonl" timeout 120 "$mpiexec" -np "$ranks" --oversubscribe
   wait "$writer"
   writer=""
-  for table in requests instances summary timeseries; do
-    if ! cmp -s "$work/file.$table.csv" "$work/pipe_np$ranks.$table.csv"; then
-      echo "/$table differs between the file and the pipe at $ranks ranks"
-      exit 1
-    fi
-  done
+  same_tables "$work" file "pipe_np$ranks" "between the file and the pipe at $ranks ranks"
   echo "a pipe at $ranks ranks: $(($(wc -l < "$work/pipe_np$ranks.requests.csv") - 1)) requests, identical to the file"
 done
 

@@ -8,6 +8,7 @@
 # windows capped at 1 s (fleet_run.cc, kMaxWindow) inside its epochs.
 #   window_length.sh <fleetsim> <mpiexec> <source dir> <policy>
 set -euo pipefail
+source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,12 +37,6 @@ windows() { grep -oE '[0-9]+ windows' "$work/$1.log" | cut -d' ' -f1; }
 echo "$policy: $(windows short) windows of 0.5 ms, $(windows long) of 0.7 s, $(windows capped) of at most 1 s"
 (( $(windows short) > 10 * $(windows long) )) || { echo "the window lengths did not differ"; exit 1; }
 for other in long long_np2 capped; do
-  for table in requests instances summary timeseries; do
-    if ! cmp -s "$work/short.$table.csv" "$work/$other.$table.csv"; then
-      echo "/$table differs between 0.5 ms windows and $other:"
-      diff "$work/short.$table.csv" "$work/$other.$table.csv" | head -5
-      exit 1
-    fi
-  done
+  same_tables "$work" short "$other" "between 0.5 ms windows and $other"
 done
 echo "  identical at 1 and 2 ranks and with capped windows"
