@@ -70,6 +70,11 @@ class BlockPool {
   // State of a block handed out before (the null block has none).
   BlockState& At(BlockId block);
   const BlockState& At(BlockId block) const;
+  // The key a cached block is indexed under.
+  CacheKey KeyOf(BlockId block) const {
+    const BlockState& state = At(block);
+    return {state.hash, state.group};
+  }
   BlockId Materialize();
   void PushTail(BlockId block);
   void Unlink(BlockId block);
@@ -81,10 +86,6 @@ class BlockPool {
   std::vector<BlockState> state_;  // blocks 1..next_fresh_-1
   BlockId head_ = -1;              // the freed-block list, queued after the fresh range
   BlockId tail_ = -1;
-  CacheKey KeyOf(BlockId block) const {
-    const BlockState& state = At(block);
-    return {state.hash, state.group};
-  }
   // Several blocks can carry one key (computed twice before either was hit): the index
   // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
   // insertion order.
