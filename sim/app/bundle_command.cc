@@ -212,8 +212,7 @@ struct CompareKernelsOptions {
 void CompareKernels(const CompareKernelsOptions& options) {
   const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), options.hardware);
   const MeasuredTables tables = LoadMeasuredKernels(options.data, options.system);
-  const KernelRoofline roofline(hardware, Dtype::kBfloat16,
-                                hardware.attention_backend.split_kv_decode);
+  const KernelRoofline roofline(hardware, Dtype::kBfloat16);
   const KernelErrorReport report = CompareWithMeasured(tables, roofline);
   if (options.json) {
     JsonWriter json(std::cout);

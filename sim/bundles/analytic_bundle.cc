@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-5";
+constexpr const char* kGeneratorVersion = "analytic-6";
 
 // About two points per octave from `from` to `to`: 1, 2, 3, 4, 6, 8, 12, 16, ...
 std::vector<int64_t> Grid(int64_t from, int64_t to) {
@@ -37,6 +37,15 @@ std::vector<int64_t> Grid(int64_t from, int64_t to) {
   points.insert(from);
   points.insert(to);
   return {points.begin(), points.end()};
+}
+
+// Powers of two from `from` to `to`, and `to` itself.
+std::vector<int64_t> PowersOfTwo(int64_t from, int64_t to) {
+  std::vector<int64_t> points;
+  for (int64_t p = from; p < to; p *= 2)
+    points.push_back(p);
+  points.push_back(to);
+  return points;
 }
 
 std::string Us(double us) {
@@ -92,7 +101,7 @@ double Pick(std::optional<double> measured, double analytic, const std::string& 
 void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir,
              const KernelOverrides* overrides, Origins& origins) {
   fs::create_directories(dir);
-  const AnalyticKernels k(card, hardware, tp, hardware.attention_backend.split_kv_decode);
+  const AnalyticKernels k(card, hardware, tp);
   auto dense_us = [&](const std::string& kernel, int64_t t) {
     const double analytic = k.DenseUs(kernel, t);
     if (analytic < 0 || overrides == nullptr) {
@@ -138,7 +147,10 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     }
   }
   if (card.CountLayers(LayerType::kFullAttention) > 0) {
-    // Legacy layout, prefill-only and decode-only rows; a mixed step costs their sum.
+    // Legacy layout: prefill-only, decode-only and mixed rows. A mixed step is one call
+    // (one launch; on FlashAttention 2 its decodes lose their packing and split), so it
+    // is not the sum of the other two. Its four axes go in powers of two, as measured
+    // bundles do, to keep the table small.
     std::ofstream out(dir / "attention.csv");
     out << "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n";
     const int64_t max_len = card.max_position_embeddings;
@@ -152,6 +164,19 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     for (int64_t n : Grid(1, 2048)) {
       for (int64_t kv : Grid(16, max_len))
         out << "0,0," << n << ',' << kv << ',' << Us(k.AttentionDecodeUs(n, kv)) << '\n';
+    }
+    std::vector<int64_t> mixed_kvs = PowersOfTwo(16, max_len);
+    std::vector<int64_t> mixed_histories = mixed_kvs;
+    mixed_histories.insert(mixed_histories.begin(), 0);
+    for (int64_t c : PowersOfTwo(16, 16384)) {
+      for (int64_t history : mixed_histories) {
+        for (int64_t n : PowersOfTwo(1, 2048)) {
+          for (int64_t kv : mixed_kvs) {
+            out << c << ',' << history << ',' << n << ',' << kv << ','
+                << Us(k.AttentionMixedUs(c, history, n, kv)) << '\n';
+          }
+        }
+      }
     }
   }
   if (card.IsHybrid()) {

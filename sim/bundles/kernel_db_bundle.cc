@@ -41,7 +41,7 @@ class KernelDbOverrides : public KernelOverrides {
  public:
   KernelDbOverrides(const ModelCard& card, const HardwareSpec& hardware, int tp,
                     const MeasuredTables& tables)
-      : analytic_(card, hardware, tp, hardware.attention_backend.split_kv_decode) {
+      : analytic_(card, hardware, tp) {
     int64_t k_heads = 0, v_heads = 0, dk = 0, dv = 0;
     if (card.linear) {
       k_heads = card.linear->num_k_heads / tp;

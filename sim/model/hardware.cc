@@ -27,10 +27,10 @@ SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
 AttentionBackendSpec ReadAttentionBackend(const YamlSection& doc) {
   if (!doc.Has("attention_backend")) {
     doc.Fail("attention_backend",
-             "missing required section (name, supported_block_sizes, split_kv_decode)");
+             "missing required section (name, supported_block_sizes, split_kv_decode, query_tile)");
   }
   const YamlSection backend = doc.Child("attention_backend");
-  backend.RejectUnknownKeys({"name", "supported_block_sizes", "split_kv_decode"});
+  backend.RejectUnknownKeys({"name", "supported_block_sizes", "split_kv_decode", "query_tile"});
   AttentionBackendSpec spec;
   spec.name = backend.Get<std::string>("name");
   if (spec.name.empty()) backend.Fail("name", "must name vLLM's attention backend");
@@ -53,6 +53,17 @@ AttentionBackendSpec ReadAttentionBackend(const YamlSection& doc) {
   split.RejectUnknownKeys({"value", "source"});
   spec.split_kv_decode = split.Get<bool>("value");
   spec.split_kv_source = ReadSource(split);
+
+  if (!backend.Has("query_tile")) {
+    backend.Fail("query_tile",
+                 "missing required figure ({rows: 64, packs_gqa: false, source: ...})");
+  }
+  const YamlSection tile = backend.Child("query_tile");
+  tile.RejectUnknownKeys({"rows", "packs_gqa", "source"});
+  spec.query_tile_rows = tile.Get<int>("rows");
+  if (spec.query_tile_rows <= 0) tile.Fail("rows", "must be positive");
+  spec.packs_gqa = tile.Get<bool>("packs_gqa");
+  spec.query_tile_source = ReadSource(tile);
   return spec;
 }
 

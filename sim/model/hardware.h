@@ -28,15 +28,22 @@ struct LinkSpec {
   SourcedValue latency_s;
 };
 
-// The attention backend vLLM selects on this GPU when none is forced, and the two of its
-// properties fleetsim uses: the kernel block sizes (the hybrid block size is aligned to the
-// smallest) and whether decode splits one sequence's KV range across thread blocks.
+// The attention backend vLLM selects on this GPU when none is forced, and the properties of
+// it fleetsim uses: the kernel block sizes (the hybrid block size is aligned to the
+// smallest), whether decode splits one sequence's KV range across thread blocks, and how a
+// call with multi-token queries (prefill, or prefill and decodes together) tiles them.
 struct AttentionBackendSpec {
   std::string name;                        // vLLM's backend name: FLASH_ATTN, FLASHINFER, ...
   std::vector<int> supported_block_sizes;  // get_supported_kernel_block_sizes(), ascending
   std::string block_sizes_source;
   bool split_kv_decode = false;  // split-KV ("flash-decoding") decode kernel
   std::string split_kv_source;
+  // Query rows per thread-block tile, and whether a KV group's query heads share a tile
+  // (FlashAttention 3's PackGQA) or each query head gets its own (FlashAttention 2): one
+  // query row then fills a 64-row tile per head.
+  int query_tile_rows = 128;
+  bool packs_gqa = true;
+  std::string query_tile_source;
 
   // The smallest supported kernel block size; 0 when none is listed.
   int MinBlockSize() const;

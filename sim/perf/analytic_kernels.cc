@@ -26,18 +26,12 @@ AnalyticConstants AnalyticConstants::Uncalibrated() {
   return c;
 }
 
-namespace {
-
-// Work tiles of one attention call: per sequence and KV head, the query rows of its group.
-double AttentionTiles(double batch, double query_tokens, double q_heads, double kv_heads) {
-  return batch * kv_heads * std::ceil(query_tokens * q_heads / kv_heads / kAttentionTileRows);
-}
-
-}  // namespace
-
-KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
+KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
                                AnalyticConstants constants)
-    : c_(constants), split_kv_(split_kv) {
+    : c_(constants),
+      split_kv_(hardware.attention_backend.split_kv_decode),
+      query_tile_rows_(hardware.attention_backend.query_tile_rows),
+      packs_gqa_(hardware.attention_backend.packs_gqa) {
   const auto flops = hardware.peak_flops.find(dtype == Dtype::kFloat16 ? "fp16" : "bf16");
   peak_flops_ = flops != hardware.peak_flops.end() ? flops->second.value
                                                    : hardware.peak_flops.begin()->second.value;
@@ -68,21 +62,79 @@ double KernelRoofline::ElementwiseUs(double bytes) const {
   return (bytes / (bandwidth_ * c_.memory_efficiency) + c_.gdn_update_launch_s) * 1e6;
 }
 
-double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double history,
-                                          double q_heads, double kv_heads, double head_dim) const {
-  const double context = history + chunk / 2;  // causal: half the chunk on average
-  const double flops = batch * 4 * chunk * context * q_heads * head_dim;
-  const double bytes =
-      batch * ((history + chunk) * kv_heads * 2 * head_dim + 2 * chunk * q_heads * head_dim) *
-      act_bytes_;
-  const double compute = flops / (peak_flops_ * c_.attention_efficiency);
-  const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  const double tiles = AttentionTiles(batch, chunk, q_heads, kv_heads);
-  return (std::max(compute, memory) + c_.attention_launch_s +
-          tiles / compute_units_ * c_.attention_tile_s) *
-         1e6;
+// One tile: its fixed cost, and the flops of all its rows (padding rows included: the
+// tensor cores multiply the whole tile) at one SM's share of the attention rate.
+double KernelRoofline::TileSeconds(double rows, double keys, double head_dim) const {
+  const double sm_flops = peak_flops_ * c_.attention_efficiency / compute_units_;
+  return c_.attention_tile_s + 4 * rows * keys * head_dim / sm_flops;
 }
 
+// Each tile walks the keys up to its last query row (causal; the kernels skip key blocks
+// past the diagonal): block i of a chunk reaches history + (i + 1) x its tokens, the last
+// block history + chunk. Packed, a tile holds query_tile_rows / group query tokens of all
+// of a KV group's heads; unpacked, query_tile_rows tokens of one query head. A tile's time
+// is affine in its keys, so the blocks' sum is that of an arithmetic series.
+void KernelRoofline::AddPrefillTiles(TileWork& work, double batch, double chunk, double history,
+                                     double q_heads, double kv_heads, double head_dim) const {
+  const double group = q_heads / kv_heads;
+  const double tokens_per_tile = packs_gqa_ ? query_tile_rows_ / group : query_tile_rows_;
+  const double heads = packs_gqa_ ? kv_heads : q_heads;
+  const double blocks = std::ceil(chunk / tokens_per_tile);
+  const double keys = blocks * history + tokens_per_tile * (blocks - 1) * blocks / 2 + chunk;
+  const double fixed_s = TileSeconds(query_tile_rows_, 0, head_dim);
+  const double per_key_s = TileSeconds(query_tile_rows_, 1, head_dim) - fixed_s;
+  work.tiles += batch * heads * blocks;
+  work.seconds += batch * heads * (blocks * fixed_s + keys * per_key_s);
+  work.longest_s = std::max(work.longest_s, fixed_s + (history + chunk) * per_key_s);
+  work.kv_bytes += batch * (history + chunk) * kv_heads * 2 * head_dim * act_bytes_;
+  work.other_bytes += batch * 2 * chunk * q_heads * head_dim * act_bytes_;
+}
+
+void KernelRoofline::AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv,
+                                            double q_heads, double kv_heads,
+                                            double head_dim) const {
+  const double t = TileSeconds(query_tile_rows_, kv, head_dim);
+  work.tiles += decodes * q_heads;
+  work.seconds += decodes * q_heads * t;
+  work.longest_s = std::max(work.longest_s, t);
+  work.kv_bytes += decodes * kv * kv_heads * 2 * head_dim * act_bytes_;
+  work.other_bytes += decodes * 2 * q_heads * head_dim * act_bytes_;
+}
+
+// Tiles run in waves of one per SM: the makespan is the waves times the mean tile, or the
+// longest tile when it outlasts them. Streaming K and V bounds it from below. Unpacked, a
+// KV group's query heads each read the group's K and V: the grid runs one head's tiles
+// (all sequences) before the next head's, so the heads of a group share what they read
+// in L2 only as far as they are resident together, SMs / (tiles per head) of them.
+double KernelRoofline::CallUs(const TileWork& work, double q_heads, double kv_heads) const {
+  double makespan = work.longest_s;
+  if (work.tiles > 0) {
+    const double waves = std::ceil(work.tiles / compute_units_);
+    makespan = std::max(makespan, waves * work.seconds / work.tiles);
+  }
+  double kv_reads = 1;
+  if (!packs_gqa_ && work.tiles > 0) {
+    const double group = q_heads / kv_heads;
+    const double heads_together = compute_units_ / (work.tiles / q_heads);
+    kv_reads = group / std::clamp(heads_together, 1.0, group);
+  }
+  const double bytes = work.kv_bytes * kv_reads + work.other_bytes;
+  const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
+  return (std::max(makespan, memory) + c_.attention_launch_s) * 1e6;
+}
+
+double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double history,
+                                          double q_heads, double kv_heads, double head_dim) const {
+  // Queries of one token each are a decode call to the kernel (FA2 packs the KV group's
+  // heads only then: max_seqlen_q == 1).
+  if (chunk <= 1) return AttentionDecodeUs(batch, history + chunk, q_heads, kv_heads, head_dim);
+  TileWork work;
+  AddPrefillTiles(work, batch, chunk, history, q_heads, kv_heads, head_dim);
+  return CallUs(work, q_heads, kv_heads);
+}
+
+// A pure-decode call: every backend packs a KV group's query heads into one tile (FA2 via
+// seqlenq_ngroups_swapped) and, where it splits KV, spreads a sequence over several SMs.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
                                          double head_dim) const {
   const double bytes = batch * kv * kv_heads * 2 * head_dim * act_bytes_;
@@ -97,10 +149,27 @@ double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads
   const double occupancy = std::min(1.0, batch * kv_heads * splits / compute_units_);
   const double compute = flops / (peak_flops_ * c_.attention_efficiency);
   const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  const double tiles = AttentionTiles(batch, 1, q_heads, kv_heads);
+  const double tiles = batch * kv_heads * std::ceil(q_heads / kv_heads / query_tile_rows_);
   return (std::max(compute, memory) / occupancy + c_.attention_launch_s +
           tiles / compute_units_ * c_.attention_tile_s) *
          1e6;
+}
+
+// One call for the chunk and the decodes. Unpacked (FA2), the decodes lose the pure-decode
+// kernel's packing and split: each gets a padded tile per query head, in the same waves as
+// the chunk's tiles. Packed backends schedule both kinds of tile in one grid: their work
+// adds up, under one launch.
+double KernelRoofline::AttentionMixedUs(double chunk, double history, double decodes, double kv,
+                                        double q_heads, double kv_heads, double head_dim) const {
+  if (packs_gqa_) {
+    const double launch_us = c_.attention_launch_s * 1e6;
+    return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
+           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim) - launch_us;
+  }
+  TileWork work;
+  AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
+  AddUnpackedDecodeTiles(work, decodes, kv, q_heads, kv_heads, head_dim);
+  return CallUs(work, q_heads, kv_heads);
 }
 
 // The short convolution streams its input and output once, and each sequence's conv state
@@ -169,11 +238,8 @@ double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double 
 }
 
 AnalyticKernels::AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
-                                 bool split_kv, AnalyticConstants constants)
-    : card_(card),
-      tp_(tp),
-      r_(hardware, card.dtype, split_kv, constants),
-      act_bytes_(BytesOf(card.dtype)) {}
+                                 AnalyticConstants constants)
+    : card_(card), tp_(tp), r_(hardware, card.dtype, constants), act_bytes_(BytesOf(card.dtype)) {}
 
 std::optional<GemmDims> AnalyticKernels::GemmDimsOf(const std::string& kernel) const {
   const double h = static_cast<double>(card_.hidden_size);
@@ -252,6 +318,15 @@ double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv) const {
   return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv),
                               a.num_q_heads / static_cast<double>(tp_), KvHeadsPerRank(card_, tp_),
                               (a.head_dim + a.v_head_dim) / 2.0);
+}
+
+double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n,
+                                         int64_t kv) const {
+  const AttentionShape& a = card_.attention;
+  return r_.AttentionMixedUs(static_cast<double>(chunk), static_cast<double>(kv_prefill),
+                             static_cast<double>(n), static_cast<double>(kv),
+                             a.num_q_heads / static_cast<double>(tp_), KvHeadsPerRank(card_, tp_),
+                             (a.head_dim + a.v_head_dim) / 2.0);
 }
 
 double AnalyticKernels::GdnUs(const std::string& kernel, int64_t prefill_tokens,

@@ -11,6 +11,10 @@
 // over sequences x KV heads per rank x KV splits; against the GPU's compute units that is
 // its occupancy -- one sequence with 4 KV heads leaves a large GPU mostly idle unless the
 // backend splits the KV range (split-KV, a backend trait).
+// An attention call with multi-token queries runs thread-block tiles of the backend's query
+// rows (the catalog's attention_backend.query_tile): FlashAttention 3 packs a KV group's
+// query heads into 128-row tiles, FlashAttention 2 gives every query head its own 64-row
+// tiles, a decode in a mixed batch included. Tiles fill the SMs in waves.
 //
 // The constants (at most four per kernel class) are fleetsim's own, fitted on measured
 // H100 and H200 kernel tables by `fleetsim bundle calibrate` (docs/BUNDLES.md).
@@ -36,13 +40,12 @@ struct AnalyticConstants {
   // Fixed cost per kernel launch, seconds.
   double launch_s = 2.8425211429966394e-06;
   // Attention: fraction of peak in flash prefill; KV split granularity in decode (tokens);
-  // the fixed cost of one attention call; and of one work tile on one SM, a tile being a
-  // sequence's KV head over up to 128 query rows (a KV group's query heads packed: the
-  // FlashAttention-3 tile on Hopper, flash-attention hopper/tile_size.h).
-  double attention_efficiency = 0.55656529681075007;
-  int64_t kv_split_tokens = 46;
-  double attention_launch_s = 9.0288557811820033e-06;
-  double attention_tile_s = 2.7628545661011361e-06;
+  // the fixed cost of one attention call; and of one query tile on one SM (the backend's
+  // query_tile rows over one KV head, or one query head where heads are not packed).
+  double attention_efficiency = 0.63629362869298034;
+  int64_t kv_split_tokens = 255;
+  double attention_launch_s = 8.051266413557586e-06;
+  double attention_tile_s = 3.2750891211063594e-06;
   // GDN (gated DeltaNet), fitted on the H200 GDN table alone (no other GPU has one):
   // fraction of peak bandwidth the prefill convolution (causal_conv1d_fn) streams, about
   // 0.5 -- the decode update and the fp32 state stream at memory_efficiency; fraction of
@@ -60,7 +63,6 @@ struct AnalyticConstants {
   // no per-tile cost.
   static AnalyticConstants Uncalibrated();
 };
-inline constexpr double kAttentionTileRows = 128;
 // The chunked delta rule's chunk (vLLM / FLA / FlashInfer chunk_gated_delta_rule: BT = 64).
 inline constexpr double kGdnChunkTokens = 64;
 // Value rows per recurrent-decode work tile, as in FlashInfer's gdn_decode.py (an 8 x 128
@@ -73,8 +75,7 @@ inline constexpr double kGdnDecodeTileRows = 8;
 // and what calibration and comparison against measured kernel tables evaluate.
 class KernelRoofline {
  public:
-  KernelRoofline(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
-                 AnalyticConstants constants = {});
+  KernelRoofline(const HardwareSpec& hardware, Dtype dtype, AnalyticConstants constants = {});
 
   double GemmUs(double m, double n, double k) const;
   double ElementwiseUs(double bytes) const;
@@ -85,6 +86,11 @@ class KernelRoofline {
   // `batch` decodes over `kv` cached tokens each.
   double AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
                            double head_dim) const;
+  // One call serving a prefill chunk of `chunk` tokens over `history` cached tokens and
+  // `decodes` decodes over `kv` cached tokens each, as vLLM runs a mixed step (one varlen
+  // call per layer, so one launch).
+  double AttentionMixedUs(double chunk, double history, double decodes, double kv, double q_heads,
+                          double kv_heads, double head_dim) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
                double shared_inter) const;
@@ -104,8 +110,27 @@ class KernelRoofline {
   double compute_units() const { return compute_units_; }
 
  private:
+  // The query tiles of one attention call, for their makespan over the SMs.
+  struct TileWork {
+    double tiles = 0;
+    double seconds = 0;      // summed over tiles
+    double longest_s = 0;    // the longest tile
+    double kv_bytes = 0;     // K and V, read once per KV head
+    double other_bytes = 0;  // Q and O
+  };
+  void AddPrefillTiles(TileWork& work, double batch, double chunk, double history, double q_heads,
+                       double kv_heads, double head_dim) const;
+  // Single-token queries beside multi-token ones on an unpacked backend (FA2): no split,
+  // and a padded tile per query head.
+  void AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv, double q_heads,
+                              double kv_heads, double head_dim) const;
+  double TileSeconds(double rows, double keys, double head_dim) const;
+  double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
+
   AnalyticConstants c_;
   bool split_kv_;
+  double query_tile_rows_;
+  bool packs_gqa_;
   double peak_flops_;
   double bandwidth_;
   double compute_units_;
@@ -120,7 +145,7 @@ struct GemmDims {
 
 class AnalyticKernels {
  public:
-  AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp, bool split_kv,
+  AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
                   AnalyticConstants constants = {});
 
   // Microseconds for `tokens` tokens (dense-table kernels), by bundle kernel name; a
@@ -134,6 +159,8 @@ class AnalyticKernels {
   // over kv tokens each.
   double AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const;
   double AttentionDecodeUs(int64_t n, int64_t kv) const;
+  // One attention layer of a mixed step: the chunk and n decodes in one call.
+  double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv) const;
   // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
   // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes.
   double GdnUs(const std::string& kernel, int64_t prefill_tokens, int64_t n_decode) const;

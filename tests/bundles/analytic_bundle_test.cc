@@ -1,5 +1,6 @@
 #include "bundles/analytic_bundle.h"
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -82,13 +83,44 @@ TEST(AnalyticBundle, ARelativeOutputNameWorks) {
   EXPECT_FALSE(fs::exists(scratch.path() / "bundle.tmp"));
 }
 
+// A mixed step is one attention call, so the bundle carries its own mixed rows rather than
+// leaving the step to add a prefill-only and a decode-only call. On FlashAttention 2 (RTX
+// 4090) a decode beside a chunk loses its packed, split kernel and costs far more than
+// alone; on FlashAttention 3 (H200) the mixed call saves the second launch.
+TEST(AnalyticBundle, MixedStepsAreOneCallWithTheirOwnRows) {
+  ScratchDir scratch;
+  const ModelCard& card = Card("llama-3.1-8b");
+  for (const char* gpu : {"RTX-4090", "H200-SXM"}) {
+    SCOPED_TRACE(gpu);
+    const HardwareSpec hardware = Gpu(gpu);
+    const std::string dir = scratch / gpu;
+    WriteAnalyticBundle(card, hardware, {1}, dir);
+    const Bundle bundle = LoadBundle(dir);
+    const AttentionTables& a = bundle.per_tp.at(1).attention;
+    ASSERT_FALSE(a.mixed.empty());
+    const AnalyticKernels k(card, hardware, 1);
+    for (const auto& [chunk, history, n, kv] :
+         {std::array<int64_t, 4>{16, 0, 1, 16384}, {512, 4096, 64, 2048}, {2048, 0, 256, 128}}) {
+      const double row = a.mixed.Lookup({double(chunk), double(history), double(n), double(kv)});
+      EXPECT_NEAR(row, k.AttentionMixedUs(chunk, history, n, kv), 1e-3);
+      const double separate = a.prefill.Lookup({double(chunk), double(history)}) +
+                              a.decode.Lookup({double(n), double(kv)});
+      if (hardware.attention_backend.packs_gqa) {
+        EXPECT_LT(row, separate);
+      } else if (n == 1) {
+        EXPECT_GT(row, 2 * separate);
+      }
+    }
+  }
+}
+
 TEST(AnalyticBundle, DefaultTpDegreesFitTheNodeAndDivideTheHeads) {
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("H200-SXM")), (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("RX-7900-XT")), (std::vector<int>{1, 2, 4}));
 }
 
 TEST(AnalyticKernels, CostsGrowWithWork) {
-  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1, true);
+  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1);
   for (const char* kernel :
        {"qkv_proj", "o_proj", "gate_up_proj", "down_proj", "gdn_in_proj", "layernorm"}) {
     SCOPED_TRACE(kernel);
@@ -107,7 +139,7 @@ TEST(AnalyticKernels, CostsGrowWithWork) {
 
 TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
   const HardwareSpec h200 = Gpu("H200-SXM");
-  const AnalyticKernels k(Card("qwen3.8-27b"), h200, 1, true);
+  const AnalyticKernels k(Card("qwen3.8-27b"), h200, 1);
   // down_proj at 16,384 tokens: 2 x 16384 x 5120 x 17408 flop.
   const double flops = 2.0 * 16384 * 5120 * 17408;
   const double achieved = flops / (k.DenseUs("down_proj", 16384) * 1e-6);
@@ -119,8 +151,10 @@ TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
 TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
   // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy without split-KV.
   const ModelCard& card = Card("qwen3.8-27b");
-  const AnalyticKernels unsplit(card, Gpu("H200-SXM"), 1, false);
-  const AnalyticKernels split(card, Gpu("H200-SXM"), 1, true);
+  HardwareSpec no_split = Gpu("H200-SXM");
+  no_split.attention_backend.split_kv_decode = false;
+  const AnalyticKernels unsplit(card, no_split, 1);
+  const AnalyticKernels split(card, Gpu("H200-SXM"), 1);
   const double per_token_single = unsplit.AttentionDecodeUs(1, 32768);
   const double per_token_batch = unsplit.AttentionDecodeUs(64, 32768) / 64;
   EXPECT_GT(per_token_single, 5 * per_token_batch);
@@ -128,7 +162,7 @@ TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
 }
 
 TEST(AnalyticKernels, GdnRegimeKernelsRunOnlyInTheirRegime) {
-  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1, true);
+  const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1);
   EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 0), 0);
   EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 8), 0);
   EXPECT_LT(k.GdnUs("gdn_decode", 1024, 8), 0);  // not in a mixed step

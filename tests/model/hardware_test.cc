@@ -45,7 +45,8 @@ std::string CatalogYaml(const std::string& omit = "",
        "  supported_block_sizes: {value: " +
            block_sizes +
            ", source: s}\n"
-           "  split_kv_decode: {value: true, source: s}\n"},
+           "  split_kv_decode: {value: true, source: s}\n"
+           "  query_tile: {rows: 64, packs_gqa: false, source: s}\n"},
       {"price_per_gpu_hour_usd", "price_per_gpu_hour_usd: {value: 2.5, source: s}\n"},
   };
   std::string yaml;
@@ -104,6 +105,8 @@ TEST(Hardware, EveryEntryNamesItsAttentionBackendAndPrice) {
     EXPECT_EQ(backend.MinBlockSize(), 16);
     EXPECT_FALSE(backend.block_sizes_source.empty());
     EXPECT_FALSE(backend.split_kv_source.empty());
+    EXPECT_GT(backend.query_tile_rows, 0);
+    EXPECT_FALSE(backend.query_tile_source.empty());
     EXPECT_GT(spec.price_per_gpu_hour_usd.value, 0);
     EXPECT_FALSE(spec.price_per_gpu_hour_usd.source.empty());
   }
@@ -113,6 +116,47 @@ TEST(Hardware, DefaultAttentionBackends) {
   EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "H100-SXM").attention_backend.name, "FLASH_ATTN");
   EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "B200").attention_backend.name, "FLASHINFER");
   EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").attention_backend.name, "ROCM_ATTN");
+}
+
+TEST(Hardware, FlashAttentionTwoTilesEachQueryHeadAndThreePacksTheGroup) {
+  // vLLM runs FA3 on SM 9.0 only; FA2 elsewhere on FLASH_ATTN GPUs.
+  for (const char* name : {"A100-SXM-80GB", "RTX-4090", "RTX-PRO-6000"}) {
+    SCOPED_TRACE(name);
+    const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
+    EXPECT_EQ(backend.query_tile_rows, 64);
+    EXPECT_FALSE(backend.packs_gqa);
+  }
+  for (const char* name : {"H100-SXM", "H200-SXM"}) {
+    SCOPED_TRACE(name);
+    const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
+    EXPECT_EQ(backend.query_tile_rows, 128);
+    EXPECT_TRUE(backend.packs_gqa);
+  }
+}
+
+TEST(Hardware, MissingQueryTileIsRefusedWithItsKey) {
+  std::string yaml = CatalogYaml();
+  yaml.erase(yaml.find("  query_tile:"), yaml.find("price_per_gpu") - yaml.find("  query_tile:"));
+  TempFile file("X.yaml", yaml);
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.field(), "attention_backend.query_tile");
+  EXPECT_TRUE(Mentions(e, "missing"));
+}
+
+TEST(Hardware, QueryTileNeedsPositiveRowsAndASource) {
+  for (const std::string& tile : {std::string("{rows: 0, packs_gqa: false, source: s}"),
+                                  std::string("{rows: 64, packs_gqa: false}")}) {
+    SCOPED_TRACE(tile);
+    std::string yaml = CatalogYaml();
+    const std::string old = "{rows: 64, packs_gqa: false, source: s}";
+    yaml.replace(yaml.find(old), old.size(), tile);
+    TempFile file("X.yaml", yaml);
+    const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+    EXPECT_EQ(e.line(), LineOf(yaml, "query_tile"));
+    EXPECT_TRUE(e.field() == "attention_backend.query_tile.rows" ||
+                e.field() == "attention_backend.query_tile.source")
+        << e.field();
+  }
 }
 
 TEST(Hardware, MinBlockSizeIsTheSmallestListedSize) {
@@ -128,6 +172,8 @@ TEST(Hardware, CompleteEntryLoads) {
   EXPECT_EQ(spec.attention_backend.name, "FLASH_ATTN");
   EXPECT_EQ(spec.attention_backend.supported_block_sizes, (std::vector<int>{16, 32, 64}));
   EXPECT_TRUE(spec.attention_backend.split_kv_decode);
+  EXPECT_EQ(spec.attention_backend.query_tile_rows, 64);
+  EXPECT_FALSE(spec.attention_backend.packs_gqa);
   EXPECT_DOUBLE_EQ(spec.price_per_gpu_hour_usd.value, 2.5);
 }
 

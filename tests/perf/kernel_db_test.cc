@@ -195,8 +195,8 @@ TEST_F(KernelDb, CurrentConstantsReproduceTheRooflineExactly) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const CalibrationGpu& g = (*gpus_)[1];
   const AnalyticConstants defaults;
-  const KernelPredictor via_roofline(KernelRoofline(g.hardware, Dtype::kBfloat16, true, defaults));
-  const KernelPredictor via_constants(g.hardware, Dtype::kBfloat16, true, defaults);
+  const KernelPredictor via_roofline(KernelRoofline(g.hardware, Dtype::kBfloat16, defaults));
+  const KernelPredictor via_constants(g.hardware, Dtype::kBfloat16, defaults);
   for (std::size_t i = 0; i < g.tables.rows.size(); i += 97) {
     ASSERT_EQ(via_roofline.Us(g.tables.rows[i]), via_constants.Us(g.tables.rows[i]));
   }
@@ -205,7 +205,7 @@ TEST_F(KernelDb, CurrentConstantsReproduceTheRooflineExactly) {
 TEST_F(KernelDb, ErrorReportListsEachClassWithItsWorstRows) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const KernelErrorReport r =
-      CompareWithMeasured(H200(), KernelRoofline((*gpus_)[1].hardware, Dtype::kBfloat16, true));
+      CompareWithMeasured(H200(), KernelRoofline((*gpus_)[1].hardware, Dtype::kBfloat16));
   EXPECT_EQ(r.system, "h200_sxm");
   ASSERT_EQ(r.classes.size(), 8u);  // GEMM, 2 attention, MoE, 4 GDN
   for (const ClassError& c : r.classes) {
@@ -319,7 +319,7 @@ TEST_F(KernelDb, ShippedDefaultsAreTheCalibratedConstants) {
 // the GPU; the recurrent decode is memory-bound on the fp32 state.
 TEST(KernelRoofline, GdnChunkedPrefillScalesWithWorkItemsNotHeads) {
   const HardwareSpec h200 = LoadHardware(HardwareCatalogDir(), "H200-SXM");
-  const KernelRoofline r(h200, Dtype::kBfloat16, true);
+  const KernelRoofline r(h200, Dtype::kBfloat16);
   const double two_heads = r.GdnChunkPrefillUs(1, 16384, 1, 2, 128, 128);
   const double many_heads = r.GdnChunkPrefillUs(1, 16384, 16, 48, 128, 128);
   EXPECT_NEAR(two_heads / many_heads, 1, 0.02);

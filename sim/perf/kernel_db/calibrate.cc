@@ -39,8 +39,7 @@ std::vector<FitRows> Subsample(const std::vector<CalibrationGpu>& gpus, int stri
 }
 
 KernelPredictor PredictorFor(const CalibrationGpu& g, const AnalyticConstants& c) {
-  return KernelPredictor(g.hardware, Dtype::kBfloat16, g.hardware.attention_backend.split_kv_decode,
-                         c);
+  return KernelPredictor(g.hardware, Dtype::kBfloat16, c);
 }
 
 // Mean over GPUs and the given classes of each one's MAPE; (GPU, class) pairs without

@@ -3,7 +3,7 @@
 // rows it misses most, as a struct that writes itself as JSON.
 //
 //   MeasuredTables h200 = LoadMeasuredKernels(dir, "h200_sxm");
-//   KernelErrorReport r = CompareWithMeasured(h200, KernelRoofline(h200_spec, dtype, true));
+//   KernelErrorReport r = CompareWithMeasured(h200, KernelRoofline(h200_spec, dtype));
 //   r.Of(KernelClass::kGemm).mape;  // 0.18
 //   JsonWriter json(std::cout); WriteJson(json, r);
 #pragma once

@@ -12,9 +12,9 @@ double D(int64_t v) {
 
 }  // namespace
 
-KernelPredictor::KernelPredictor(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
+KernelPredictor::KernelPredictor(const HardwareSpec& hardware, Dtype dtype,
                                  const AnalyticConstants& c)
-    : roofline_(hardware, dtype, split_kv, c) {}
+    : roofline_(hardware, dtype, c) {}
 
 KernelPredictor::KernelPredictor(const KernelRoofline& roofline) : roofline_(roofline) {}
 

@@ -27,8 +27,7 @@ namespace fleetsim {
 
 class KernelPredictor {
  public:
-  KernelPredictor(const HardwareSpec& hardware, Dtype dtype, bool split_kv,
-                  const AnalyticConstants& constants);
+  KernelPredictor(const HardwareSpec& hardware, Dtype dtype, const AnalyticConstants& constants);
   explicit KernelPredictor(const KernelRoofline& roofline);
 
   // Predicted microseconds of the measured row's shape.
