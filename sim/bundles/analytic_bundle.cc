@@ -26,26 +26,18 @@ namespace fs = std::filesystem;
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
 constexpr const char* kGeneratorVersion = "analytic-6";
 
-// About two points per octave from `from` to `to`: 1, 2, 3, 4, 6, 8, 12, 16, ...
-std::vector<int64_t> Grid(int64_t from, int64_t to) {
+// From `from` to `to`: the powers of two between them and, with `half_steps`, the points
+// halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
+std::vector<int64_t> Grid(int64_t from, int64_t to, bool half_steps = true) {
   std::set<int64_t> points;
   for (int64_t p = 1; p <= to; p *= 2) {
-    for (int64_t q : {p, p + p / 2}) {
+    for (int64_t q : {p, half_steps ? p + p / 2 : p}) {
       if (q >= from && q <= to) points.insert(q);
     }
   }
   points.insert(from);
   points.insert(to);
   return {points.begin(), points.end()};
-}
-
-// Powers of two from `from` to `to`, and `to` itself.
-std::vector<int64_t> PowersOfTwo(int64_t from, int64_t to) {
-  std::vector<int64_t> points;
-  for (int64_t p = from; p < to; p *= 2)
-    points.push_back(p);
-  points.push_back(to);
-  return points;
 }
 
 std::string Us(double us) {
@@ -165,12 +157,12 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       for (int64_t kv : Grid(16, max_len))
         out << "0,0," << n << ',' << kv << ',' << Us(k.AttentionDecodeUs(n, kv)) << '\n';
     }
-    std::vector<int64_t> mixed_kvs = PowersOfTwo(16, max_len);
+    const std::vector<int64_t> mixed_kvs = Grid(16, max_len, false);
     std::vector<int64_t> mixed_histories = mixed_kvs;
     mixed_histories.insert(mixed_histories.begin(), 0);
-    for (int64_t c : PowersOfTwo(16, 16384)) {
+    for (int64_t c : Grid(16, 16384, false)) {
       for (int64_t history : mixed_histories) {
-        for (int64_t n : PowersOfTwo(1, 2048)) {
+        for (int64_t n : Grid(1, 2048, false)) {
           for (int64_t kv : mixed_kvs) {
             out << c << ',' << history << ',' << n << ',' << kv << ','
                 << Us(k.AttentionMixedUs(c, history, n, kv)) << '\n';

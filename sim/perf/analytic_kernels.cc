@@ -62,11 +62,11 @@ double KernelRoofline::ElementwiseUs(double bytes) const {
   return (bytes / (bandwidth_ * c_.memory_efficiency) + c_.gdn_update_launch_s) * 1e6;
 }
 
-// One tile: its fixed cost, and the flops of all its rows (padding rows included: the
-// tensor cores multiply the whole tile) at one SM's share of the attention rate.
-double KernelRoofline::TileSeconds(double rows, double keys, double head_dim) const {
-  const double sm_flops = peak_flops_ * c_.attention_efficiency / compute_units_;
-  return c_.attention_tile_s + 4 * rows * keys * head_dim / sm_flops;
+// A tile costs attention_tile_s plus this per key it walks: the flops of all its rows
+// (padding rows included: the tensor cores multiply the whole tile) at one SM's share of
+// the attention rate.
+double KernelRoofline::TileKeySeconds(double rows, double head_dim) const {
+  return 4 * rows * head_dim / (peak_flops_ * c_.attention_efficiency / compute_units_);
 }
 
 // Each tile walks the keys up to its last query row (causal; the kernels skip key blocks
@@ -81,11 +81,10 @@ void KernelRoofline::AddPrefillTiles(TileWork& work, double batch, double chunk,
   const double heads = packs_gqa_ ? kv_heads : q_heads;
   const double blocks = std::ceil(chunk / tokens_per_tile);
   const double keys = blocks * history + tokens_per_tile * (blocks - 1) * blocks / 2 + chunk;
-  const double fixed_s = TileSeconds(query_tile_rows_, 0, head_dim);
-  const double per_key_s = TileSeconds(query_tile_rows_, 1, head_dim) - fixed_s;
+  const double per_key_s = TileKeySeconds(query_tile_rows_, head_dim);
   work.tiles += batch * heads * blocks;
-  work.seconds += batch * heads * (blocks * fixed_s + keys * per_key_s);
-  work.longest_s = std::max(work.longest_s, fixed_s + (history + chunk) * per_key_s);
+  work.seconds += batch * heads * (blocks * c_.attention_tile_s + keys * per_key_s);
+  work.longest_s = std::max(work.longest_s, c_.attention_tile_s + (history + chunk) * per_key_s);
   work.kv_bytes += batch * (history + chunk) * kv_heads * 2 * head_dim * act_bytes_;
   work.other_bytes += batch * 2 * chunk * q_heads * head_dim * act_bytes_;
 }
@@ -93,7 +92,7 @@ void KernelRoofline::AddPrefillTiles(TileWork& work, double batch, double chunk,
 void KernelRoofline::AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv,
                                             double q_heads, double kv_heads,
                                             double head_dim) const {
-  const double t = TileSeconds(query_tile_rows_, kv, head_dim);
+  const double t = c_.attention_tile_s + kv * TileKeySeconds(query_tile_rows_, head_dim);
   work.tiles += decodes * q_heads;
   work.seconds += decodes * q_heads * t;
   work.longest_s = std::max(work.longest_s, t);
@@ -306,27 +305,28 @@ double AnalyticKernels::PerSequenceUs(const std::string& kernel, int64_t sequenc
   return -1;
 }
 
-double AnalyticKernels::AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const {
+AnalyticKernels::AttentionHeads AnalyticKernels::HeadsPerRank() const {
   const AttentionShape& a = card_.attention;
-  return r_.AttentionPrefillUs(1, static_cast<double>(chunk), static_cast<double>(kv_prefill),
-                               a.num_q_heads / static_cast<double>(tp_), KvHeadsPerRank(card_, tp_),
-                               (a.head_dim + a.v_head_dim) / 2.0);
+  return {a.num_q_heads / static_cast<double>(tp_), static_cast<double>(KvHeadsPerRank(card_, tp_)),
+          (a.head_dim + a.v_head_dim) / 2.0};
+}
+
+double AnalyticKernels::AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const {
+  const AttentionHeads h = HeadsPerRank();
+  return r_.AttentionPrefillUs(1, static_cast<double>(chunk), static_cast<double>(kv_prefill), h.q,
+                               h.kv, h.dim);
 }
 
 double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv) const {
-  const AttentionShape& a = card_.attention;
-  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv),
-                              a.num_q_heads / static_cast<double>(tp_), KvHeadsPerRank(card_, tp_),
-                              (a.head_dim + a.v_head_dim) / 2.0);
+  const AttentionHeads h = HeadsPerRank();
+  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
 }
 
 double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n,
                                          int64_t kv) const {
-  const AttentionShape& a = card_.attention;
+  const AttentionHeads h = HeadsPerRank();
   return r_.AttentionMixedUs(static_cast<double>(chunk), static_cast<double>(kv_prefill),
-                             static_cast<double>(n), static_cast<double>(kv),
-                             a.num_q_heads / static_cast<double>(tp_), KvHeadsPerRank(card_, tp_),
-                             (a.head_dim + a.v_head_dim) / 2.0);
+                             static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
 }
 
 double AnalyticKernels::GdnUs(const std::string& kernel, int64_t prefill_tokens,

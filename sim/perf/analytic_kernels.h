@@ -124,7 +124,7 @@ class KernelRoofline {
   // and a padded tile per query head.
   void AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv, double q_heads,
                               double kv_heads, double head_dim) const;
-  double TileSeconds(double rows, double keys, double head_dim) const;
+  double TileKeySeconds(double rows, double head_dim) const;
   double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
 
   AnalyticConstants c_;
@@ -168,6 +168,12 @@ class AnalyticKernels {
   double MoeUs(int64_t tokens, int64_t activated) const;
 
  private:
+  // Query heads, KV heads and head dim of one attention layer on one rank.
+  struct AttentionHeads {
+    double q = 0, kv = 0, dim = 0;
+  };
+  AttentionHeads HeadsPerRank() const;
+
   const ModelCard& card_;
   int tp_;
   KernelRoofline r_;
