@@ -51,10 +51,41 @@ class Tally {
   std::vector<CellError> worst_;
 };
 
+// A kind's kernels added up per shape: the kind's total time in A against B's.
+class KindSum {
+ public:
+  void Add(const std::vector<double>& point, double a, double b) {
+    Total& t = totals_[point];
+    t.a += a;
+    t.b += b;
+    ++t.kernels;
+  }
+  void CountKernel() { ++kernels_; }
+  // Only shapes where every compared kernel has a measured cell are whole totals.
+  KernelError Summary(int tp, const std::string& kind,
+                      const std::vector<std::string>& axis_names) const {
+    Tally tally;
+    for (const auto& [point, t] : totals_) {
+      if (t.kernels == kernels_) tally.Add({Where(axis_names, point), t.a, t.b, (t.a - t.b) / t.b});
+    }
+    return tally.Summary(tp, kind, "sum");
+  }
+  bool worth_reporting() const { return kernels_ > 1; }
+
+ private:
+  struct Total {
+    double a = 0, b = 0;
+    int kernels = 0;
+  };
+  std::map<std::vector<double>, Total> totals_;
+  int kernels_ = 0;
+};
+
 // Compares a reference table cell by cell against `predict` at the same coordinates.
 void CompareTable(const GridTable& reference, const std::vector<std::string>& axis_names,
                   const std::function<double(const std::vector<double>&)>& predict, Tally& kernel,
-                  Tally& kind) {
+                  Tally& kind, KindSum* sum = nullptr) {
+  if (sum) sum->CountKernel();
   for (std::size_t flat = 0; flat < reference.size(); ++flat) {
     if (!reference.IsMeasured(flat)) continue;
     const double b = reference.ValueAt(flat);
@@ -62,6 +93,7 @@ void CompareTable(const GridTable& reference, const std::vector<std::string>& ax
     const std::vector<double> point = reference.PointAt(flat);
     const double a = predict(point);
     CellError cell{Where(axis_names, point), a, b, (a - b) / b};
+    if (sum) sum->Add(point, a, b);
     kernel.Add(cell);
     kind.Add(cell);
   }
@@ -76,6 +108,7 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
     if (found == candidate.per_tp.end()) continue;
     const BundleTables& cand = found->second;
     std::map<std::string, Tally> kinds;
+    KindSum dense_sum, per_sequence_sum;
     auto finish = [&](Tally& t, const std::string& kind, const std::string& kernel) {
       if (!t.empty()) out.kernels.push_back(t.Summary(tp, kind, kernel));
     };
@@ -87,7 +120,8 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
       }
       Tally t;
       CompareTable(
-          table, {"tokens"}, [&](const auto& p) { return a->second.Lookup(p); }, t, kinds["dense"]);
+          table, {"tokens"}, [&](const auto& p) { return a->second.Lookup(p); }, t, kinds["dense"],
+          &dense_sum);
       finish(t, "dense", name);
     }
     for (const auto& [name, table] : ref.per_sequence) {
@@ -99,7 +133,7 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
       Tally t;
       CompareTable(
           table, {"sequences"}, [&](const auto& p) { return a->second.Lookup(p); }, t,
-          kinds["per_sequence"]);
+          kinds["per_sequence"], &per_sequence_sum);
       finish(t, "per_sequence", name);
     }
     // Attention, converting the prefill coordinate when the layouts differ.
@@ -169,7 +203,15 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
       finish(t, "moe", "moe");
     }
     for (auto& [kind, tally] : kinds) {
-      if (!tally.empty()) out.kinds.push_back(tally.Summary(tp, kind, "all"));
+      if (tally.empty()) continue;
+      out.kinds.push_back(tally.Summary(tp, kind, "all"));
+      const KindSum* sum = kind == "dense"          ? &dense_sum
+                           : kind == "per_sequence" ? &per_sequence_sum
+                                                    : nullptr;
+      if (sum && sum->worth_reporting()) {
+        KernelError total = sum->Summary(tp, kind, {kind == "dense" ? "tokens" : "sequences"});
+        if (total.cells > 0) out.kinds.push_back(std::move(total));
+      }
     }
   }
   return out;

@@ -24,7 +24,8 @@ struct KernelError {
   int tp = 1;
   std::string kind;    // dense, attention_prefill, attention_decode, attention_mixed,
                        // per_sequence, linear_attention, moe
-  std::string kernel;  // the kernel name (or the kind for attention and moe)
+  std::string kernel;  // the kernel name (the kind for attention and moe; "all" or "sum" in
+                       // BundleComparison::kinds)
   int64_t cells = 0;
   double mape = 0;               // mean |A - B| / B
   double bias = 0;               // mean (A - B) / B
@@ -33,7 +34,10 @@ struct KernelError {
 
 struct BundleComparison {
   std::vector<KernelError> kernels;
-  // The same, pooled over every kernel of a kind (and TP).
+  // The same, pooled over every kernel of a kind (and TP): kernel "all", each cell of each
+  // kernel weighing the same. For the kinds of several kernels (dense, per_sequence) also
+  // kernel "sum": the kind's kernels added up at each shape where the reference measures all
+  // of them, so a kernel weighs by its time, as in a step's cost.
   std::vector<KernelError> kinds;
   std::vector<std::string> only_in_reference;  // kernels A lacks
 };

@@ -70,6 +70,48 @@ TEST(BundleCompare, MeasuresAScaledKernelExactlyAndNamesWhatIsMissing) {
   EXPECT_FALSE(d.only_in_reference.empty());
 }
 
+// lm_head at 100 + s us and the sampler at (5 + s / 2) x sampler_scale us, at 1 and 256
+// sequences.
+void WritePerSequence(const SyntheticBundle& b, double sampler_scale) {
+  std::ofstream out(b.dir() + "/tp1/per_sequence.csv");
+  out << "layer,sequences,time_us\n";
+  for (int s : {1, 256}) {
+    out << "lm_head," << s << ',' << 100 + s << '\n';
+    out << "sampler," << s << ',' << (5 + 0.5 * s) * sampler_scale << '\n';
+  }
+}
+
+// The summed row weighs a kernel by its time: the small sampler 2x too slow is half of the
+// per-cell MAPE but only its share of the per_sequence total.
+TEST(BundleCompare, TheSummedRowWeighsKernelsByTheirTime) {
+  SyntheticBundle reference, candidate;
+  testing::WriteHybridBundle(reference, {1});
+  testing::WriteHybridBundle(candidate, {1});
+  WritePerSequence(reference, 1.0);
+  WritePerSequence(candidate, 2.0);
+  const BundleComparison c =
+      CompareBundles(LoadBundle(candidate.dir()), LoadBundle(reference.dir()));
+  const KernelError* all = nullptr;
+  const KernelError* sum = nullptr;
+  for (const KernelError& e : c.kinds) {
+    if (e.kind == "per_sequence") (e.kernel == "sum" ? sum : all) = &e;
+    if (e.kind == "dense") {
+      EXPECT_NEAR(e.mape, 0, 1e-12) << e.kernel;
+    }
+  }
+  ASSERT_NE(all, nullptr);
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(all->cells, 4);
+  EXPECT_NEAR(all->mape, 0.5, 1e-9);
+  // At 1 sequence: 5.5 of 106.5 us; at 256: 133 of 489 us.
+  EXPECT_EQ(sum->cells, 2);
+  EXPECT_NEAR(sum->mape, (5.5 / 106.5 + 133.0 / 489.0) / 2, 1e-9);
+  EXPECT_NEAR(sum->bias, sum->mape, 1e-12);
+  ASSERT_FALSE(sum->worst.empty());
+  EXPECT_EQ(sum->worst[0].where, "(sequences=256)");
+  EXPECT_NEAR(sum->worst[0].candidate_us, 356 + 266, 1e-9);
+}
+
 TEST(Coverage, ReportsPerBlockAndRegimeAndFindsWhatIsMissing) {
   const ModelCard card = ModelCatalog(ModelsDir()).Load("qwen3.8-27b");
   SyntheticBundle hybrid, dense;
