@@ -6,6 +6,7 @@
 #   bench/run.sh np2        # only the 2-rank 1M and 100,000-instance cases
 #   bench/run.sh instances  # only the 100,000-instance cases
 #   bench/run.sh memory     # 1M vs 20M requests, --no-request-rows, on the default fleet
+#   bench/run.sh trace      # a 1M- and a 4M-line JSON-lines trace read on the default fleet
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 fleetsim=${FLEETSIM:-$root/build/sim/fleetsim}
@@ -19,7 +20,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # case name, launcher ("single" or a rank count), cluster, workload
 measure() {
   local name=$1 launch=$2 cluster=$3 workload=$4
-  local cmd=("$fleetsim" run --cluster "$root/$cluster" --workload "$root/$workload"
+  [[ $workload == /* ]] || workload=$root/$workload
+  local cmd=("$fleetsim" run --cluster "$root/$cluster" --workload "$workload"
              --no-request-rows --threads 1 --output "$out/$name.h5")
   [[ $launch == single ]] || cmd=(mpirun -np "$launch" "${cmd[@]}")
   /usr/bin/time -f "%e %M" -o "$out/$name.time" "${cmd[@]}" > "$out/$name.log"
@@ -62,8 +64,27 @@ case ${1:-fleet} in
     measure memory-1m single cluster_configs/default_fleet.yaml bench/traffic_memory_1m.yaml
     measure memory-20m single cluster_configs/default_fleet.yaml bench/traffic_memory_20m.yaml
     ;;
+  trace)
+    # A JSON-lines trace read line by line: 1M and 4M short requests at 3,000/s with prefix
+    # hashes, written here by a deterministic awk (%.0f: mawk's %d stops at 2^31), so the
+    # reader's speed and memory are measured without ../shared. Memory must not grow with
+    # the trace.
+    for n in 1000000 4000000; do
+      file="$out/trace_$n.jsonl"
+      [[ -f $file ]] || awk -v n="$n" 'BEGIN {
+        srand(2029)
+        for (i = 0; i < n; ++i) {
+          input = 64 + int(rand() * 193); blocks = int(input / 16)
+          printf "{\"arrival_ns\": %.0f, \"input_tokens\": %d, \"output_tokens\": %d, \"hash_block_size\": 16, \"block_hashes\": [", i * 333333, input, 1 + int(rand() * 4)
+          for (b = 0; b < blocks; ++b) printf "%s%d", (b ? ", " : ""), (b < 2 ? b : int(rand() * 1e9))
+          print "]}"
+        }
+      }' > "$file"
+      measure "trace-$((n / 1000000))m" single cluster_configs/default_fleet.yaml "$file"
+    done
+    ;;
   *)
-    echo "usage: bench/run.sh fleet|1m|np2|instances|memory" >&2
+    echo "usage: bench/run.sh fleet|1m|np2|instances|memory|trace" >&2
     exit 2
     ;;
 esac

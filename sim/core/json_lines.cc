@@ -12,20 +12,62 @@ void JsonLines::Fail(const std::string& field, const std::string& message) const
   throw InputError(path_, line_, field, message);
 }
 
-const YAML::Node* JsonLines::Next() {
-  std::string text;
-  while (std::getline(in_, text)) {
+const JsonObject* JsonLines::Next() {
+  while (std::getline(in_, text_)) {
     ++line_;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    try {
-      current_ = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      Fail("", "not a JSON object: " + e.msg);
-    }
-    if (!current_.IsMap()) Fail("", "not a JSON object");
+    if (text_.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string error;
+    if (!current_.Parse(text_, error)) Fail("", error);
     return &current_;
   }
   return nullptr;
+}
+
+const JsonValue* JsonLines::Present(const char* key) const {
+  const JsonValue* value = current_.Find(key);
+  return value == nullptr || value->is_null() ? nullptr : value;
+}
+
+bool JsonLines::Has(const char* key) const {
+  return Present(key) != nullptr;
+}
+
+int64_t JsonLines::Int(const char* key) const {
+  const std::optional<int64_t> value = OptionalInt(key);
+  if (!value) Fail(key, "missing field");
+  return *value;
+}
+
+double JsonLines::Number(const char* key) const {
+  const JsonValue* value = Present(key);
+  if (value == nullptr) Fail(key, "missing field");
+  double out = 0;
+  if (!value->ToDouble(out)) Fail(key, "expected a number");
+  return out;
+}
+
+std::optional<int64_t> JsonLines::OptionalInt(const char* key) const {
+  const JsonValue* value = Present(key);
+  if (value == nullptr) return std::nullopt;
+  int64_t out = 0;
+  if (!value->ToInt64(out)) Fail(key, "expected an integer");
+  return out;
+}
+
+std::optional<std::string> JsonLines::OptionalText(const char* key) const {
+  const JsonValue* value = Present(key);
+  if (value == nullptr) return std::nullopt;
+  std::string out;
+  if (!value->ToText(out)) Fail(key, "expected a string or a number");
+  return out;
+}
+
+std::optional<std::vector<uint64_t>> JsonLines::OptionalUint64List(const char* key) const {
+  const JsonValue* value = Present(key);
+  if (value == nullptr) return std::nullopt;
+  std::vector<uint64_t> out;
+  if (!value->ToUint64List(out)) Fail(key, "expected a list of non-negative integers");
+  return out;
 }
 
 }  // namespace fleetsim

@@ -96,31 +96,22 @@ class MooncakeJsonl : public WorkloadSource {
   explicit MooncakeJsonl(const std::string& path) : lines_(path) {}
   std::string format() const override { return "mooncake"; }
   std::optional<WorkloadRequest> Next() override {
-    const YAML::Node* row = lines_.Next();
-    if (row == nullptr) return std::nullopt;
+    if (lines_.Next() == nullptr) return std::nullopt;
     WorkloadRequest r;
     r.id = std::to_string(lines_.line());
-    const int64_t ms = Int(*row, "timestamp");
+    const int64_t ms = lines_.Int("timestamp");
     if (ms < 0) lines_.Fail("timestamp", "must not be negative");
     if (!origin_) origin_ = ms;
     r.arrival = (ms - *origin_) * 1'000'000;
     if (r.arrival < last_)
       lines_.Fail("timestamp", "goes back in time (the trace must be in arrival order)");
     last_ = r.arrival;
-    r.input_tokens = Int(*row, "input_length");
-    r.output_tokens = Int(*row, "output_length");
+    r.input_tokens = lines_.Int("input_length");
+    r.output_tokens = lines_.Int("output_length");
     if (r.input_tokens <= 0) lines_.Fail("input_length", "must be positive");
     if (r.output_tokens <= 0) lines_.Fail("output_length", "must be positive");
-    const YAML::Node ids = (*row)["hash_ids"];
-    if (ids && !ids.IsNull()) {
-      if (!ids.IsSequence()) lines_.Fail("hash_ids", "expected a list of integers");
-      for (const auto& id : ids) {
-        uint64_t value = 0;
-        if (!id.IsScalar() || !YAML::convert<uint64_t>::decode(id, value)) {
-          lines_.Fail("hash_ids", "expected a list of integers");
-        }
-        r.block_hashes.push_back(value);
-      }
+    if (auto ids = lines_.OptionalUint64List("hash_ids")) {
+      r.block_hashes = std::move(*ids);
       if (static_cast<int64_t>(r.block_hashes.size()) !=
           (r.input_tokens + kMooncakeBlock - 1) / kMooncakeBlock) {
         lines_.Fail("hash_ids", "expected one id per 512-token block of input_length");
@@ -133,14 +124,6 @@ class MooncakeJsonl : public WorkloadSource {
 
  private:
   static constexpr int kMooncakeBlock = 512;
-  int64_t Int(const YAML::Node& row, const char* key) const {
-    const YAML::Node value = row[key];
-    int64_t out = 0;
-    if (!value.IsDefined() || !value.IsScalar() || !YAML::convert<int64_t>::decode(value, out)) {
-      lines_.Fail(key, "expected an integer");
-    }
-    return out;
-  }
   JsonLines lines_;
   std::optional<int64_t> origin_;
   SimTime last_ = 0;

@@ -4,8 +4,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/json_lines.h"
@@ -22,55 +20,29 @@ class NativeJsonl : public WorkloadSource {
   std::string format() const override { return "native"; }
 
   std::optional<WorkloadRequest> Next() override {
-    const YAML::Node* row = lines_.Next();
-    if (row == nullptr) return std::nullopt;
-    return Parse(*row);
-  }
-
- private:
-  template <typename T>
-  T Get(const YAML::Node& row, const char* key, bool required, T fallback) const {
-    const YAML::Node value = row[key];
-    if (!value.IsDefined() || value.IsNull()) {
-      if (required) lines_.Fail(key, "missing field");
-      return fallback;
-    }
-    T out{};
-    if (!value.IsScalar() || !YAML::convert<T>::decode(value, out)) {
-      lines_.Fail(key,
-                  std::string("expected ") + (std::is_integral_v<T> ? "an integer" : "a number"));
-    }
-    return out;
-  }
-
-  WorkloadRequest Parse(const YAML::Node& row) {
+    if (lines_.Next() == nullptr) return std::nullopt;
     WorkloadRequest r;
-    r.id = row["id"] && row["id"].IsScalar() ? row["id"].as<std::string>()
-                                             : std::to_string(lines_.line());
-    if (row["arrival_ns"]) {
-      r.arrival = Get<int64_t>(row, "arrival_ns", true, 0);
+    r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
+    if (lines_.Has("arrival_ns")) {
+      r.arrival = lines_.Int("arrival_ns");
     } else {
-      r.arrival = SecondsToSimTime(Get<double>(row, "arrival_s", true, 0));
+      r.arrival = SecondsToSimTime(lines_.Number("arrival_s"));
     }
     if (r.arrival < 0) lines_.Fail("arrival_s", "must not be negative");
     if (r.arrival < last_arrival_) {
       lines_.Fail("arrival_s", "goes back in time (the trace must be in arrival order)");
     }
     last_arrival_ = r.arrival;
-    r.input_tokens = Get<int64_t>(row, "input_tokens", true, 0);
-    r.output_tokens = Get<int64_t>(row, "output_tokens", true, 0);
+    r.input_tokens = lines_.Int("input_tokens");
+    r.output_tokens = lines_.Int("output_tokens");
     if (r.input_tokens <= 0) lines_.Fail("input_tokens", "must be positive");
     if (r.output_tokens <= 0) lines_.Fail("output_tokens", "must be positive");
-    if (const YAML::Node hashes = row["block_hashes"]; hashes && !hashes.IsNull()) {
-      if (!hashes.IsSequence()) lines_.Fail("block_hashes", "expected a list of integers");
-      for (const auto& h : hashes) {
-        uint64_t value = 0;
-        if (!YAML::convert<uint64_t>::decode(h, value))
-          lines_.Fail("block_hashes", "expected a list of integers");
-        r.block_hashes.push_back(value);
-      }
-      r.hash_block_size = Get<int>(row, "hash_block_size", true, 0);
-      if (r.hash_block_size <= 0) lines_.Fail("hash_block_size", "must be positive");
+    if (auto hashes = lines_.OptionalUint64List("block_hashes")) {
+      r.block_hashes = std::move(*hashes);
+      const int64_t block_size = lines_.Int("hash_block_size");
+      if (block_size <= 0 || block_size > (int64_t{1} << 30))
+        lines_.Fail("hash_block_size", "must be between 1 and 2^30");
+      r.hash_block_size = static_cast<int>(block_size);
       // One hash per started block at most; a hash for the trailing partial block is
       // allowed (Mooncake-style traces hash every started block).
       const int64_t blocks = static_cast<int64_t>(r.block_hashes.size());
@@ -82,6 +54,7 @@ class NativeJsonl : public WorkloadSource {
     return r;
   }
 
+ private:
   JsonLines lines_;
   SimTime last_arrival_ = 0;
 };

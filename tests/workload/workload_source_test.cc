@@ -47,8 +47,18 @@ TEST(WorkloadSource, BadLinesNameTheLineAndTheField) {
       {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1, 2, 3],"
        " \"hash_block_size\": 16}",
        "block_hashes"},  // three hashes, two started blocks
+      {"{\"arrival_s\": 1, \"input_tokens\": 4.5, \"output_tokens\": 1}", "input_tokens"},
+      {"{\"arrival_s\": \"1\", \"input_tokens\": 4, \"output_tokens\": 1}", "arrival_s"},
+      {"{\"id\": [1], \"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 1}", "id"},
+      {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1, -2],"
+       " \"hash_block_size\": 16}",
+       "block_hashes"},
+      {"{\"arrival_s\": 1, \"input_tokens\": 20, \"output_tokens\": 1, \"block_hashes\": [1]}",
+       "hash_block_size"},
       {"[1, 2]", ""},
       {"{\"arrival_s\": 1, \"input_tokens\": 4,", ""},
+      {"{\"arrival_s\": 1, \"input_tokens\": 4, \"input_tokens\": 5, \"output_tokens\": 1}", ""},
+      {"{arrival_s: 1, input_tokens: 4, output_tokens: 1}", ""},  // YAML, not JSON
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.second_line);
