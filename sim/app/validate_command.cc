@@ -193,11 +193,12 @@ void Validate(const ValidateOptions& options) {
                                         "to size the KV cache from the GPU");
   }
   const auto step_overhead = static_cast<int64_t>(std::llround(options.step_overhead_us * 1000));
-  const EngineSetup setup = BuildEngineSetup(
-      ModelCatalog(ModelsDir()).Load(options.model), LoadBundle(options.bundle), config, budget,
-      step_overhead, [&](std::string_view setting, const std::string& message) {
-        return MetaError(meta_file, setting, message);
-      });
+  const EngineSetup setup =
+      BuildEngineSetup(ModelCatalog(ModelsDir()).Load(options.model),
+                       LoadBundle(options.bundle, config.tensor_parallel_size), config, budget,
+                       step_overhead, [&](std::string_view setting, const std::string& message) {
+                         return MetaError(meta_file, setting, message);
+                       });
   std::unique_ptr<Instance> instance = setup.MakeInstance();
   std::vector<StateSample> samples;
   instance->OnStep([&](const StepRecord& step) {

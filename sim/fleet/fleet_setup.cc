@@ -61,9 +61,9 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
     const std::string bundle = group.bundle == "analytic"
                                    ? CachedAnalyticBundle(card, *group.budget.hardware)
                                    : group.bundle;
-    fleet.groups.push_back(
-        BuildEngineSetup(std::move(card), LoadBundle(bundle), group.engine, group.budget,
-                         static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
+    fleet.groups.push_back(BuildEngineSetup(
+        std::move(card), LoadBundle(bundle, group.engine.tensor_parallel_size), group.engine,
+        group.budget, static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
   }
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)

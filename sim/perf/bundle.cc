@@ -254,15 +254,18 @@ std::vector<int> Bundle::TpDegrees() const {
 const BundleTables& Bundle::ForTp(int tp) const {
   auto found = per_tp.find(tp);
   if (found != per_tp.end()) return found->second;
+  std::vector<int> degrees = TpDegrees();
+  degrees.insert(degrees.end(), unread_tp.begin(), unread_tp.end());
+  std::sort(degrees.begin(), degrees.end());
   std::string available;
-  for (int degree : TpDegrees())
+  for (int degree : degrees)
     available += (available.empty() ? "" : ", ") + std::to_string(degree);
   throw InputError(
       dir, 0, "tp",
       "the bundle has no tables for TP " + std::to_string(tp) + " (available: " + available + ")");
 }
 
-Bundle LoadBundle(const std::string& dir) {
+Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp) {
   const fs::path root(dir);
   if (!fs::exists(root / "meta.yaml")) {
     throw InputError(dir, 0, "", "not a performance bundle: no meta.yaml");
@@ -276,9 +279,14 @@ Bundle LoadBundle(const std::string& dir) {
     const std::string digits = name.substr(2);
     if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
     const int tp = std::stoi(digits);
+    if (only_tp && tp != *only_tp) {
+      bundle.unread_tp.push_back(tp);
+      continue;
+    }
     bundle.per_tp[tp] = ReadTp(entry.path(), tp);
   }
-  if (bundle.per_tp.empty()) throw InputError(dir, 0, "", "no tp<N>/ folders in the bundle");
+  if (bundle.per_tp.empty() && bundle.unread_tp.empty())
+    throw InputError(dir, 0, "", "no tp<N>/ folders in the bundle");
   return bundle;
 }
 

@@ -67,13 +67,17 @@ struct Bundle {
   std::optional<int> block_size;  // published bundles: engine_effective.block_size
   bool enforce_eager = false;     // profiled without CUDA graphs
   std::map<int, BundleTables> per_tp;
+  std::vector<int> unread_tp;  // tp<N>/ folders LoadBundle was told to leave unread
   std::map<int, BundleEngineResolved> engine_resolved;
 
+  // The TP degrees whose tables were read.
   std::vector<int> TpDegrees() const;
   // The tables for `tp`; an InputError listing the available degrees when absent.
   const BundleTables& ForTp(int tp) const;
 };
 
-Bundle LoadBundle(const std::string& dir);
+// Reads the bundle in `dir`: every TP degree's tables, or only `only_tp`'s (a run needs
+// one; a large bundle's other degrees would cost most of its loading time).
+Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp = std::nullopt);
 
 }  // namespace fleetsim

@@ -165,6 +165,22 @@ TEST(Bundle, MissingTpListsTheAvailableOnes) {
   EXPECT_TRUE(testing::Mentions(e, "available: 1, 2"));
 }
 
+TEST(Bundle, ARunReadsOnlyItsOwnTp) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1, 2, 4});
+  const Bundle bundle = LoadBundle(files.dir(), 2);
+  EXPECT_EQ(bundle.TpDegrees(), (std::vector<int>{2}));
+  EXPECT_FALSE(bundle.ForTp(2).dense.empty());
+  // The error for a degree left unread still lists every degree on disk.
+  const InputError unread = testing::CatchInputError([&] { bundle.ForTp(1); });
+  EXPECT_TRUE(testing::Mentions(unread, "available: 1, 2, 4")) << unread.what();
+  const Bundle none = LoadBundle(files.dir(), 8);
+  EXPECT_TRUE(none.TpDegrees().empty());
+  const InputError absent = testing::CatchInputError([&] { none.ForTp(8); });
+  EXPECT_TRUE(testing::Mentions(absent, "no tables for TP 8 (available: 1, 2, 4)"))
+      << absent.what();
+}
+
 TEST(Bundle, MeasuredPublishedBundlesLoadAsTheyAre) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto perf = testing::SharedDataDir() / "profiles" / "llmservingsim" / "perf";
