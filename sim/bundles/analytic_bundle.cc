@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-6";
+constexpr const char* kGeneratorVersion = "analytic-7";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -149,18 +149,21 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     std::vector<int64_t> kvs = Grid(16, max_len);
     kvs.insert(kvs.begin(), 0);
     origins.Note("attention", false);
-    for (int64_t c : Grid(16, 16384)) {
+    // Chunks start at one token: a prompt's last chunk, or the one token a full prefix
+    // hit leaves to compute, can be that short.
+    for (int64_t c : Grid(1, 16384)) {
       for (int64_t kv : kvs)
         out << c << ',' << kv << ",0,0," << Us(k.AttentionPrefillUs(c, kv)) << '\n';
     }
+    // A decode's context starts at its prompt's length, which may be a single token.
     for (int64_t n : Grid(1, 2048)) {
-      for (int64_t kv : Grid(16, max_len))
+      for (int64_t kv : Grid(1, max_len))
         out << "0,0," << n << ',' << kv << ',' << Us(k.AttentionDecodeUs(n, kv)) << '\n';
     }
-    const std::vector<int64_t> mixed_kvs = Grid(16, max_len, false);
-    std::vector<int64_t> mixed_histories = mixed_kvs;
+    const std::vector<int64_t> mixed_kvs = Grid(1, max_len, false);
+    std::vector<int64_t> mixed_histories = Grid(16, max_len, false);
     mixed_histories.insert(mixed_histories.begin(), 0);
-    for (int64_t c : Grid(16, 16384, false)) {
+    for (int64_t c : Grid(1, 16384, false)) {
       for (int64_t history : mixed_histories) {
         for (int64_t n : Grid(1, 2048, false)) {
           for (int64_t kv : mixed_kvs) {
