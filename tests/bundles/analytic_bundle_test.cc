@@ -114,6 +114,34 @@ TEST(AnalyticBundle, MixedStepsAreOneCallWithTheirOwnRows) {
   }
 }
 
+// A prompt's last chunk, the one token a full prefix hit leaves to compute and a decode
+// of a one-token prompt are all steps a run makes: the tables hold them, not clamp them.
+TEST(AnalyticBundle, TheSmallestStepsAreInsideTheGrid) {
+  ScratchDir scratch;
+  const ModelCard& card = Card("llama-3.1-8b");
+  const HardwareSpec hardware = Gpu("H100-SXM");
+  WriteAnalyticBundle(card, hardware, {1}, scratch / "b");
+  const Bundle bundle = LoadBundle(scratch / "b");
+  const BundleTables& t = bundle.ForTp(1);
+  const AnalyticKernels k(card, hardware, 1);
+  for (const auto& [chunk, history] : {std::array<double, 2>{1, 0}, {3, 100}, {12, 5000}}) {
+    EXPECT_NEAR(t.attention.prefill.Lookup({chunk, history}),
+                k.AttentionPrefillUs(int64_t(chunk), int64_t(history)), 0.05 * chunk + 1e-3)
+        << chunk << " " << history;
+  }
+  for (const auto& [n, kv] : {std::array<double, 2>{1, 1}, {5, 7}, {1, 3}})
+    t.attention.decode.Lookup({n, kv});
+  for (const auto& p : {std::array<double, 4>{1, 0, 1, 1}, {2, 16, 3, 5}, {8, 0, 1, 12}})
+    t.attention.mixed.Lookup({p[0], p[1], p[2], p[3]});
+  t.dense.at("qkv_proj").Lookup({1});
+  t.per_sequence.at("sampler").Lookup({1});
+  EXPECT_EQ(t.attention.prefill.out_of_grid_lookups(), 0);
+  EXPECT_EQ(t.attention.decode.out_of_grid_lookups(), 0);
+  EXPECT_EQ(t.attention.mixed.out_of_grid_lookups(), 0);
+  EXPECT_EQ(t.dense.at("qkv_proj").out_of_grid_lookups(), 0);
+  EXPECT_EQ(t.per_sequence.at("sampler").out_of_grid_lookups(), 0);
+}
+
 TEST(AnalyticBundle, DefaultTpDegreesFitTheNodeAndDivideTheHeads) {
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("H200-SXM")), (std::vector<int>{1, 2, 4, 8}));
   EXPECT_EQ(DefaultTpDegrees(Card("qwen3.8-27b"), Gpu("RX-7900-XT")), (std::vector<int>{1, 2, 4}));
