@@ -15,6 +15,8 @@ void JsonLines::Fail(const std::string& field, const std::string& message) const
 const JsonObject* JsonLines::Next() {
   while (std::getline(in_, text_)) {
     ++line_;
+    // A byte-order mark some editors put at the start of a UTF-8 file.
+    if (line_ == 1 && text_.rfind("\xEF\xBB\xBF", 0) == 0) text_.erase(0, 3);
     if (text_.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string error;
     if (!current_.Parse(text_, error)) Fail("", error);

@@ -34,6 +34,15 @@ TEST(WorkloadSource, ReadsNativeJsonlInOrder) {
   EXPECT_FALSE(source->Next());
 }
 
+TEST(WorkloadSource, AByteOrderMarkBeforeTheFirstLineIsSkipped) {
+  TempFile file("t.jsonl",
+                "\xEF\xBB\xBF{\"arrival_s\": 0, \"input_tokens\": 4, \"output_tokens\": 1}\n"
+                "\xEF\xBB\xBF{\"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 1}\n");
+  auto source = OpenWorkload(file.path(), "native");
+  ASSERT_TRUE(source->Next());
+  EXPECT_EQ(CatchInputError([&] { source->Next(); }).line(), 2);  // only at the start
+}
+
 TEST(WorkloadSource, BadLinesNameTheLineAndTheField) {
   struct Case {
     std::string second_line, field;
