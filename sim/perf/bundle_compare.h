@@ -36,8 +36,8 @@ struct BundleComparison {
   std::vector<KernelError> kernels;
   // The same, pooled over every kernel of a kind (and TP): kernel "all", each cell of each
   // kernel weighing the same. For the kinds of several kernels (dense, per_sequence) also
-  // kernel "sum": the kind's kernels added up at each shape where the reference measures all
-  // of them, so a kernel weighs by its time, as in a step's cost.
+  // kernel "sum": the kind's kernels (those in both bundles) added up at each shape where
+  // the reference measures all of them, so a kernel weighs by its time.
   std::vector<KernelError> kinds;
   std::vector<std::string> only_in_reference;  // kernels A lacks
 };
