@@ -134,13 +134,15 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
 
 // A pure-decode call: every backend packs a KV group's query heads into one tile (FA2 via
 // seqlenq_ngroups_swapped) and, where it splits KV, spreads a sequence over several SMs.
+// FA2 swaps, and so splits, only with grouped query heads (num_heads > num_heads_k): an
+// MHA model's decode there runs one unsplit tile per sequence and head.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
                                          double head_dim) const {
   const double bytes = batch * kv * kv_heads * 2 * head_dim * act_bytes_;
   const double flops = batch * 4 * kv * q_heads * head_dim;
   // Work units: sequences x KV heads, times KV splits where the backend splits.
   double splits = 1;
-  if (split_kv_) {
+  if (split_kv_ && (packs_gqa_ || q_heads > kv_heads)) {
     const double max_splits =
         std::max(1.0, std::ceil(kv / static_cast<double>(c_.kv_split_tokens)));
     splits = std::min(max_splits, std::max(1.0, std::ceil(compute_units_ / (batch * kv_heads))));

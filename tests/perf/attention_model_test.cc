@@ -57,6 +57,20 @@ TEST(AttentionModel, OneTokenQueriesAreADecodeCall) {
             r.AttentionDecodeUs(256, 2, kQ, kKv, kDim));
 }
 
+TEST(AttentionModel, FlashAttentionTwoSplitsADecodeOnlyWithGroupedQueryHeads) {
+  // One sequence over 128k tokens on one KV head. With two query heads per KV head FA2
+  // swaps them into the query and splits the KV over the SMs; with one (MHA) it runs a
+  // single tile on a single SM. FA3 (H100) splits either way.
+  const double kv = 131072;
+  const KernelRoofline fa2 = Roofline("A100-SXM-80GB");
+  const double grouped = fa2.AttentionDecodeUs(1, kv, 2, 1, kDim);
+  const double mha = fa2.AttentionDecodeUs(1, kv, 1, 1, kDim);
+  EXPECT_GT(mha / grouped, 20);  // the A100's 108 SMs against one
+  const KernelRoofline fa3 = Roofline("H100-SXM");
+  EXPECT_LT(fa3.AttentionDecodeUs(1, kv, 1, 1, kDim) / fa3.AttentionDecodeUs(1, kv, 2, 1, kDim),
+            1.1);
+}
+
 TEST(AttentionModel, AFlashAttentionTwoDecodeInAMixedBatchCostsAPaddedTilePerHead) {
   // One decode over 16k keys beside a 16-token chunk with no history: the decode loses
   // its packing and split and runs 32 tiles of 64 padded rows over 16k keys -- what a
