@@ -1,6 +1,7 @@
 #include "app/bundle_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -237,11 +238,31 @@ void CompareKernels(const CompareKernelsOptions& options) {
   }
 }
 
+// Removes (or, dry, lists) the cached analytic bundles no current build reads.
+void PruneCache(bool dry_run) {
+  const std::vector<std::string> stale = StaleCachedBundles();
+  uintmax_t total = 0;
+  for (const std::string& dir : stale) {
+    uintmax_t bytes = 0;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, error)) {
+      if (entry.is_regular_file(error)) bytes += entry.file_size(error);
+    }
+    total += bytes;
+    if (!dry_run) std::filesystem::remove_all(dir);
+    std::printf("%s %s (%.1f MB)\n", dry_run ? "would remove" : "removed", dir.c_str(),
+                static_cast<double>(bytes) / 1e6);
+  }
+  std::printf("%zu stale bundle folder(s), %.1f MB%s; the current generator is %s\n", stale.size(),
+              static_cast<double>(total) / 1e6, dry_run ? " (dry run)" : "",
+              AnalyticGeneratorVersion());
+}
+
 }  // namespace
 
 void AddBundleCommand(CLI::App& app) {
-  CLI::App* bundle =
-      app.add_subcommand("bundle", "Build, compare, check and calibrate performance bundles");
+  CLI::App* bundle = app.add_subcommand(
+      "bundle", "Build, compare, check and calibrate performance bundles; prune their cache");
   bundle->require_subcommand(1);
   auto options = std::make_shared<BuildOptions>();
   CLI::App* build = bundle->add_subcommand(
@@ -304,6 +325,14 @@ void AddBundleCommand(CLI::App& app) {
       ->capture_default_str();
   ck->add_flag("--json", kernels->json, "Machine-readable output (every class's worst rows)");
   ck->callback([kernels]() { CompareKernels(*kernels); });
+
+  auto dry_run = std::make_shared<bool>(false);
+  CLI::App* prune = bundle->add_subcommand(
+      "prune-cache",
+      "Remove cached analytic bundles of other generator versions (and builds interrupted over "
+      "an hour ago); nothing else in the cache is touched");
+  prune->add_flag("--dry-run", *dry_run, "Only list what would be removed");
+  prune->callback([dry_run]() { PruneCache(*dry_run); });
 }
 
 }  // namespace fleetsim

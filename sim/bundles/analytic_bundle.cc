@@ -1,5 +1,7 @@
 #include "bundles/analytic_bundle.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -284,14 +286,20 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   fs::rename(staging, target);
 }
 
-std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
+// $FLEETSIM_CACHE, when set and not empty.
+std::optional<fs::path> CacheOverride() {
   const char* cache = std::getenv("FLEETSIM_CACHE");
+  if (cache == nullptr || *cache == '\0') return std::nullopt;
+  return fs::path(cache);
+}
+
+std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
   // One folder per generator version: a bundle is never replaced in place, so a process
   // reading one (another rank, a sweep point, a Slurm array task) never sees it vanish.
-  const fs::path dir =
-      (cache != nullptr && *cache != '\0' ? fs::path(cache) / "bundles" / card.name / hardware.name
-                                          : ModelsDir() / card.name / "bundles" / hardware.name) /
-      kGeneratorVersion;
+  const std::optional<fs::path> cache = CacheOverride();
+  const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
+                              : ModelsDir() / card.name / "bundles" / hardware.name) /
+                       kGeneratorVersion;
   std::ifstream meta(dir / "meta.yaml");
   std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
   if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
@@ -306,6 +314,53 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
     if (error) fs::remove_all(staging);  // another process put the same bundle there first
   }
   return dir.string();
+}
+
+const char* AnalyticGeneratorVersion() {
+  return kGeneratorVersion;
+}
+
+std::vector<std::string> StaleCachedBundles() {
+  // The <model>/<hardware> folders of the cache: $FLEETSIM_CACHE/bundles/<m>/<h>, or
+  // models/<m>/bundles/<h>.
+  std::vector<fs::path> hardware_dirs;
+  std::error_code error;
+  auto children = [&](const fs::path& dir) {
+    std::vector<fs::path> out;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      if (entry.is_directory(error)) out.push_back(entry.path());
+    }
+    return out;
+  };
+  const std::optional<fs::path> cache = CacheOverride();
+  for (const fs::path& model : children(cache ? *cache / "bundles" : ModelsDir())) {
+    for (const fs::path& hw : children(cache ? model : model / "bundles"))
+      hardware_dirs.push_back(hw);
+  }
+  const std::string prefix = "analytic-";
+  auto is_version = [&](std::string_view name) {
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return false;
+    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  };
+  const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::vector<std::string> stale;
+  for (const fs::path& hw : hardware_dirs) {
+    for (const fs::path& dir : children(hw)) {
+      const std::string name = dir.filename().string();
+      const auto staging = name.find(".tmp.");
+      if (staging != std::string::npos) {
+        if (is_version(std::string_view(name).substr(0, staging)) &&
+            fs::last_write_time(dir, error) < an_hour_ago && !error) {
+          stale.push_back(dir.string());
+        }
+      } else if (is_version(name) && name != kGeneratorVersion) {
+        stale.push_back(dir.string());
+      }
+    }
+  }
+  std::sort(stale.begin(), stale.end());
+  return stale;
 }
 
 }  // namespace fleetsim

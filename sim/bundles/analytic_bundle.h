@@ -54,4 +54,13 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
 // processes never see a bundle replaced under them.
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
 
+// The generator version cached bundles are built by, e.g. "analytic-7".
+const char* AnalyticGeneratorVersion();
+
+// Cached analytic bundles no current build reads, under the cache CachedAnalyticBundle
+// uses: folders of other generator versions, and staging folders an interrupted build
+// left behind (untouched for an hour, so a build in progress keeps its own). Nothing else
+// in the cache (a bundle `fleetsim bundle build` wrote there, say) is listed.
+std::vector<std::string> StaleCachedBundles();
+
 }  // namespace fleetsim

@@ -1,6 +1,7 @@
 #include "bundles/analytic_bundle.h"
 
 #include <array>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,28 @@ TEST(AnalyticBundle, CachedBundleIsBuiltOnceAndRebuiltWhenStale) {
   CachedAnalyticBundle(Card("llama-3.1-8b"), Gpu("RTX-4090"));
   ::unsetenv("FLEETSIM_CACHE");
   EXPECT_EQ(LoadBundle(dir).TpDegrees(), (std::vector<int>{1, 2, 4, 8}));  // rebuilt
+}
+
+// `fleetsim bundle prune-cache` lists only what no current build reads: other generator
+// versions, and staging folders an interrupted build left an hour ago or more.
+TEST(AnalyticBundle, StaleCachedBundlesAreOnlyOtherGeneratorsAndAbandonedBuilds) {
+  ScratchDir scratch;
+  const fs::path hw = scratch.path() / "bundles" / "llama-3.1-8b" / "H100-SXM";
+  const std::string current = AnalyticGeneratorVersion();
+  for (const std::string& name :
+       {current, std::string("analytic-1"), std::string("analytic-1.tmp.42"), current + ".tmp.43",
+        std::string("analytic-x"), std::string("kernel-db"), std::string("tp1")}) {
+    fs::create_directories(hw / name);
+    std::ofstream(hw / name / "meta.yaml") << "x\n";
+  }
+  // An interrupted build of an hour ago; the other staging folder is fresh (in progress).
+  fs::last_write_time(hw / "analytic-1.tmp.42",
+                      fs::file_time_type::clock::now() - std::chrono::hours(2));
+  ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
+  const std::vector<std::string> stale = StaleCachedBundles();
+  ::unsetenv("FLEETSIM_CACHE");
+  EXPECT_EQ(stale, (std::vector<std::string>{(hw / "analytic-1").string(),
+                                             (hw / "analytic-1.tmp.42").string()}));
 }
 
 }  // namespace
