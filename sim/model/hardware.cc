@@ -50,8 +50,9 @@ AttentionBackendSpec ReadAttentionBackend(const YamlSection& doc) {
   spec.block_sizes_source = ReadSource(sizes);
 
   const YamlSection split = backend.Child("split_kv_decode");
-  split.RejectUnknownKeys({"value", "source"});
+  split.RejectUnknownKeys({"value", "grouped_heads_only", "source"});
   spec.split_kv_decode = split.Get<bool>("value");
+  spec.split_kv_grouped_heads_only = split.GetOr<bool>("grouped_heads_only", false);
   spec.split_kv_source = ReadSource(split);
 
   if (!backend.Has("query_tile")) {

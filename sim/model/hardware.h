@@ -37,6 +37,9 @@ struct AttentionBackendSpec {
   std::vector<int> supported_block_sizes;  // get_supported_kernel_block_sizes(), ascending
   std::string block_sizes_source;
   bool split_kv_decode = false;  // split-KV ("flash-decoding") decode kernel
+  // Splits only with more query heads than KV heads (FlashAttention 2: through
+  // seqlenq_ngroups_swapped); an MHA decode then runs unsplit.
+  bool split_kv_grouped_heads_only = false;
   std::string split_kv_source;
   // Query rows per thread-block tile, and whether a KV group's query heads share a tile
   // (FlashAttention 3's PackGQA) or each query head gets its own (FlashAttention 2): one

@@ -30,6 +30,7 @@ KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
                                AnalyticConstants constants)
     : c_(constants),
       split_kv_(hardware.attention_backend.split_kv_decode),
+      split_needs_groups_(hardware.attention_backend.split_kv_grouped_heads_only),
       query_tile_rows_(hardware.attention_backend.query_tile_rows),
       packs_gqa_(hardware.attention_backend.packs_gqa) {
   const auto flops = hardware.peak_flops.find(dtype == Dtype::kFloat16 ? "fp16" : "bf16");
@@ -133,16 +134,16 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
 }
 
 // A pure-decode call: every backend packs a KV group's query heads into one tile (FA2 via
-// seqlenq_ngroups_swapped) and, where it splits KV, spreads a sequence over several SMs.
-// FA2 swaps, and so splits, only with grouped query heads (num_heads > num_heads_k): an
-// MHA model's decode there runs one unsplit tile per sequence and head.
+// seqlenq_ngroups_swapped) and, where it splits KV, spreads a sequence over several SMs --
+// on FA2 only with grouped query heads (the catalog's split_kv_decode.grouped_heads_only),
+// so an MHA decode there runs one unsplit tile per sequence and head.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
                                          double head_dim) const {
   const double bytes = batch * kv * kv_heads * 2 * head_dim * act_bytes_;
   const double flops = batch * 4 * kv * q_heads * head_dim;
   // Work units: sequences x KV heads, times KV splits where the backend splits.
   double splits = 1;
-  if (split_kv_ && (packs_gqa_ || q_heads > kv_heads)) {
+  if (split_kv_ && (!split_needs_groups_ || q_heads > kv_heads)) {
     const double max_splits =
         std::max(1.0, std::ceil(kv / static_cast<double>(c_.kv_split_tokens)));
     splits = std::min(max_splits, std::max(1.0, std::ceil(compute_units_ / (batch * kv_heads))));

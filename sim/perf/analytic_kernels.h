@@ -129,6 +129,7 @@ class KernelRoofline {
 
   AnalyticConstants c_;
   bool split_kv_;
+  bool split_needs_groups_;
   double query_tile_rows_;
   bool packs_gqa_;
   double peak_flops_;

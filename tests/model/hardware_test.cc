@@ -125,13 +125,19 @@ TEST(Hardware, FlashAttentionTwoTilesEachQueryHeadAndThreePacksTheGroup) {
     const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
     EXPECT_EQ(backend.query_tile_rows, 64);
     EXPECT_FALSE(backend.packs_gqa);
+    EXPECT_TRUE(backend.split_kv_grouped_heads_only);  // via seqlenq_ngroups_swapped
   }
   for (const char* name : {"H100-SXM", "H200-SXM"}) {
     SCOPED_TRACE(name);
     const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
     EXPECT_EQ(backend.query_tile_rows, 128);
     EXPECT_TRUE(backend.packs_gqa);
+    EXPECT_FALSE(backend.split_kv_grouped_heads_only);
   }
+  // ROCm's paged attention partitions the context whatever the heads, and packs none.
+  const AttentionBackendSpec rocm = LoadHardware(HardwareCatalogDir(), "MI300X").attention_backend;
+  EXPECT_FALSE(rocm.packs_gqa);
+  EXPECT_FALSE(rocm.split_kv_grouped_heads_only);
 }
 
 TEST(Hardware, MissingQueryTileIsRefusedWithItsKey) {
@@ -174,6 +180,7 @@ TEST(Hardware, CompleteEntryLoads) {
   EXPECT_TRUE(spec.attention_backend.split_kv_decode);
   EXPECT_EQ(spec.attention_backend.query_tile_rows, 64);
   EXPECT_FALSE(spec.attention_backend.packs_gqa);
+  EXPECT_FALSE(spec.attention_backend.split_kv_grouped_heads_only);  // optional, off
   EXPECT_DOUBLE_EQ(spec.price_per_gpu_hour_usd.value, 2.5);
 }
 
