@@ -1,6 +1,8 @@
 #include "core/json_object.h"
 
 #include <charconv>
+#include <functional>
+#include <optional>
 #include <system_error>
 
 namespace fleetsim {
@@ -56,38 +58,21 @@ std::string Unescape(std::string_view raw) {
       continue;
     }
     const char e = raw[++i];
-    switch (e) {
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'u': {
-        uint32_t code = 0;
-        Hex4(raw, i + 1, code);
-        i += 4;
-        uint32_t low = 0;
-        if (code >= 0xD800 && code < 0xDC00 && i + 6 < raw.size() && raw[i + 1] == '\\' &&
-            raw[i + 2] == 'u' && Hex4(raw, i + 3, low) && low >= 0xDC00 && low < 0xE000) {
-          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-          i += 6;
-        }
-        AppendUtf8(code, out);
-        break;
+    if (e == 'u') {
+      uint32_t code = 0;
+      Hex4(raw, i + 1, code);
+      i += 4;
+      uint32_t low = 0;
+      if (code >= 0xD800 && code < 0xDC00 && i + 6 < raw.size() && raw[i + 1] == '\\' &&
+          raw[i + 2] == 'u' && Hex4(raw, i + 3, low) && low >= 0xDC00 && low < 0xE000) {
+        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+        i += 6;
       }
-      default:
-        out.push_back(e);  // " \ /
+      AppendUtf8(code, out);
+      continue;
     }
+    const std::size_t named = std::string_view("bfnrt").find(e);
+    out.push_back(named == std::string_view::npos ? e : "\b\f\n\r\t"[named]);  // else " \ /
   }
   return out;
 }
@@ -170,28 +155,36 @@ class Scanner {
     return Error("the string's closing '\"'");
   }
 
-  // The members of an object or the elements of an array, brackets included.
-  bool Container(char close, int depth, bool object) {
+  // Sees an object's members (the key as scanned, quotes included) or an array's elements
+  // (no key); returning false stops the scan.
+  using Visitor = std::function<bool(std::string_view key, const JsonValue& value)>;
+
+  // The members of an object or the elements of an array, brackets included, each shown
+  // to `visit` when there is one.
+  bool Container(char close, int depth, bool object, const Visitor* visit = nullptr) {
     if (depth >= kMaxDepth) return Error("less nesting");
     ++pos_;  // the opening bracket
     SkipSpace();
     if (Take(close)) return true;
     while (true) {
+      std::string_view key;
       if (object) {
         SkipSpace();
+        const std::size_t key_start = pos_;
         if (!String()) return false;
+        key = text_.substr(key_start, pos_ - key_start);
         SkipSpace();
         if (!Take(':')) return Error("':'");
       }
-      JsonValue ignored;
-      if (!Value(ignored, depth + 1)) return false;
+      JsonValue value;
+      if (!Value(value, depth + 1)) return false;
+      if (visit && !(*visit)(key, value)) return false;
       SkipSpace();
       if (Take(close)) return true;
       if (!Take(',')) return Error(object ? "',' or '}'" : "',' or ']'");
     }
   }
 
-  std::size_t pos() const { return pos_; }
   const std::string& error() const { return error_; }
   bool Error(const std::string& expected) {
     if (error_.empty()) error_ = "expected " + expected + " at column " + std::to_string(pos_ + 1);
@@ -267,62 +260,44 @@ bool JsonValue::ToText(std::string& out) const {
 bool JsonValue::ToUint64List(std::vector<uint64_t>& out) const {
   if (kind != Kind::kArray) return false;
   out.clear();
-  Scanner scan(raw);
-  scan.Take('[');
-  scan.SkipSpace();
-  if (scan.Take(']')) return true;
-  while (true) {
-    JsonValue element;
+  const Scanner::Visitor collect = [&](std::string_view, const JsonValue& element) {
     uint64_t value = 0;
-    if (!scan.Value(element, 1) || !element.ToUint64(value)) return false;
+    if (!element.ToUint64(value)) return false;
     out.push_back(value);
-    scan.SkipSpace();
-    if (scan.Take(']')) return true;
-    scan.Take(',');
-  }
+    return true;
+  };
+  return Scanner(raw).Container(']', 0, false, &collect);
 }
 
 bool JsonObject::Parse(std::string_view text, std::string& error) {
   fields_.clear();
+  std::optional<std::string> twice;
+  const Scanner::Visitor keep = [&](std::string_view raw_key, const JsonValue& value) {
+    std::string key = Unescape(raw_key);
+    if (Find(key) != nullptr) {
+      twice = std::move(key);
+      return false;
+    }
+    fields_.emplace_back(std::move(key), value);
+    return true;
+  };
   Scanner scan(text);
   scan.SkipSpace();
-  auto fail = [&](const std::string& message) {
-    error = message;
-    fields_.clear();
-    return false;
-  };
-  if (!scan.Take('{')) return fail("not a JSON object");
-  scan.SkipSpace();
-  if (!scan.Take('}')) {
-    while (true) {
-      scan.SkipSpace();
-      const std::size_t key_start = scan.pos();
-      if (!scan.String()) return fail("not a JSON object: " + scan.error());
-      std::string key = Unescape(text.substr(key_start, scan.pos() - key_start));
-      scan.SkipSpace();
-      if (!scan.Take(':')) {
-        scan.Error("':'");
-        return fail("not a JSON object: " + scan.error());
-      }
-      JsonValue value;
-      if (!scan.Value(value, 1)) return fail("not a JSON object: " + scan.error());
-      if (Find(key) != nullptr)
-        return fail("not a JSON object: the key '" + key + "' is there twice");
-      fields_.emplace_back(std::move(key), value);
-      scan.SkipSpace();
-      if (scan.Take('}')) break;
-      if (!scan.Take(',')) {
-        scan.Error("',' or '}'");
-        return fail("not a JSON object: " + scan.error());
-      }
-    }
+  bool ok = scan.Peek() == '{';
+  if (ok) {
+    ok = scan.Container('}', 0, true, &keep);
+    scan.SkipSpace();
+    if (ok && !scan.AtEnd()) ok = scan.Error("the end of the line after the object");
   }
-  scan.SkipSpace();
-  if (!scan.AtEnd()) {
-    scan.Error("the end of the line after the object");
-    return fail("not a JSON object: " + scan.error());
+  if (ok) return true;
+  fields_.clear();
+  error = "not a JSON object";
+  if (twice) {
+    error += ": the key '" + *twice + "' is there twice";
+  } else if (!scan.error().empty()) {
+    error += ": " + scan.error();
   }
-  return true;
+  return false;
 }
 
 const JsonValue* JsonObject::Find(std::string_view key) const {

@@ -68,10 +68,11 @@ TEST(JsonObject, TypesAreKeptApart) {
 }
 
 TEST(JsonObject, UnescapesStrings) {
-  const JsonObject row = Parsed(R"({"id": "a\"b\\c\/d\n\u00e9\ud83d\ude00", "k\u0031": 1})");
+  const JsonObject row =
+      Parsed(R"({"id": "a\"b\\c\/d\n\t\b\f\r\u00e9\ud83d\ude00", "k\u0031": 1})");
   std::string text;
   EXPECT_TRUE(row.Find("id")->ToText(text));
-  EXPECT_EQ(text, "a\"b\\c/d\n\xC3\xA9\xF0\x9F\x98\x80");
+  EXPECT_EQ(text, "a\"b\\c/d\n\t\b\f\r\xC3\xA9\xF0\x9F\x98\x80");
   EXPECT_NE(row.Find("k1"), nullptr);
 }
 
