@@ -240,21 +240,28 @@ void CompareKernels(const CompareKernelsOptions& options) {
 
 // Removes (or, dry, lists) the cached analytic bundles no current build reads.
 void PruneCache(bool dry_run) {
-  const std::vector<std::string> stale = StaleCachedBundles();
   uintmax_t total = 0;
-  for (const std::string& dir : stale) {
+  int done = 0;
+  for (const std::string& dir : StaleCachedBundles()) {
     uintmax_t bytes = 0;
     std::error_code error;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, error)) {
       if (entry.is_regular_file(error)) bytes += entry.file_size(error);
     }
+    if (!dry_run) {
+      std::filesystem::remove_all(dir, error);
+      if (error) {
+        std::printf("could not remove %s: %s\n", dir.c_str(), error.message().c_str());
+        continue;
+      }
+    }
     total += bytes;
-    if (!dry_run) std::filesystem::remove_all(dir);
+    ++done;
     std::printf("%s %s (%.1f MB)\n", dry_run ? "would remove" : "removed", dir.c_str(),
                 static_cast<double>(bytes) / 1e6);
   }
-  std::printf("%zu stale bundle folder(s), %.1f MB%s; the current generator is %s\n", stale.size(),
-              static_cast<double>(total) / 1e6, dry_run ? " (dry run)" : "",
+  std::printf("%d stale bundle folder(s) %s, %.1f MB; the current generator is %s\n", done,
+              dry_run ? "to remove" : "removed", static_cast<double>(total) / 1e6,
               AnalyticGeneratorVersion());
 }
 

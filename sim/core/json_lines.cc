@@ -12,7 +12,7 @@ void JsonLines::Fail(const std::string& field, const std::string& message) const
   throw InputError(path_, line_, field, message);
 }
 
-const JsonObject* JsonLines::Next() {
+bool JsonLines::Next() {
   while (std::getline(in_, text_)) {
     ++line_;
     // A byte-order mark some editors put at the start of a UTF-8 file.
@@ -20,9 +20,9 @@ const JsonObject* JsonLines::Next() {
     if (text_.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string error;
     if (!current_.Parse(text_, error)) Fail("", error);
-    return &current_;
+    return true;
   }
-  return nullptr;
+  return false;
 }
 
 const JsonValue* JsonLines::Present(const char* key) const {
@@ -35,9 +35,11 @@ bool JsonLines::Has(const char* key) const {
 }
 
 int64_t JsonLines::Int(const char* key) const {
-  const std::optional<int64_t> value = OptionalInt(key);
-  if (!value) Fail(key, "missing field");
-  return *value;
+  const JsonValue* value = Present(key);
+  if (value == nullptr) Fail(key, "missing field");
+  int64_t out = 0;
+  if (!value->ToInt64(out)) Fail(key, "expected an integer");
+  return out;
 }
 
 double JsonLines::Number(const char* key) const {
@@ -45,14 +47,6 @@ double JsonLines::Number(const char* key) const {
   if (value == nullptr) Fail(key, "missing field");
   double out = 0;
   if (!value->ToDouble(out)) Fail(key, "expected a number");
-  return out;
-}
-
-std::optional<int64_t> JsonLines::OptionalInt(const char* key) const {
-  const JsonValue* value = Present(key);
-  if (value == nullptr) return std::nullopt;
-  int64_t out = 0;
-  if (!value->ToInt64(out)) Fail(key, "expected an integer");
   return out;
 }
 

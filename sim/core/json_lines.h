@@ -19,8 +19,8 @@ class JsonLines {
  public:
   explicit JsonLines(const std::string& path);
 
-  // The next object, or nullptr at the end of the file. Valid until the next call.
-  const JsonObject* Next();
+  // Moves to the next object; false at the end of the file.
+  bool Next();
   const std::string& path() const { return path_; }
   int line() const { return line_; }
   [[noreturn]] void Fail(const std::string& field, const std::string& message) const;
@@ -30,7 +30,6 @@ class JsonLines {
   bool Has(const char* key) const;
   int64_t Int(const char* key) const;
   double Number(const char* key) const;
-  std::optional<int64_t> OptionalInt(const char* key) const;
   // The field as text (a string, or a number's digits), or nullopt when missing.
   std::optional<std::string> OptionalText(const char* key) const;
   // A list of non-negative integers, or nullopt when missing.

@@ -96,7 +96,7 @@ class MooncakeJsonl : public WorkloadSource {
   explicit MooncakeJsonl(const std::string& path) : lines_(path) {}
   std::string format() const override { return "mooncake"; }
   std::optional<WorkloadRequest> Next() override {
-    if (lines_.Next() == nullptr) return std::nullopt;
+    if (!lines_.Next()) return std::nullopt;
     WorkloadRequest r;
     r.id = std::to_string(lines_.line());
     const int64_t ms = lines_.Int("timestamp");

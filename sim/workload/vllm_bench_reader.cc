@@ -5,7 +5,7 @@ namespace fleetsim {
 VllmBenchReader::VllmBenchReader(const std::string& path) : lines_(path) {}
 
 std::optional<VllmBenchRequest> VllmBenchReader::ReadOne() {
-  if (lines_.Next() == nullptr) return std::nullopt;
+  if (!lines_.Next()) return std::nullopt;
   VllmBenchRequest r;
   r.id = lines_.OptionalText("request_id").value_or(std::to_string(lines_.line()));
   r.input_tokens = lines_.Int("input_toks");

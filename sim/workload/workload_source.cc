@@ -20,7 +20,7 @@ class NativeJsonl : public WorkloadSource {
   std::string format() const override { return "native"; }
 
   std::optional<WorkloadRequest> Next() override {
-    if (lines_.Next() == nullptr) return std::nullopt;
+    if (!lines_.Next()) return std::nullopt;
     WorkloadRequest r;
     r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
     if (lines_.Has("arrival_ns")) {
