@@ -90,17 +90,6 @@ void KernelRoofline::AddPrefillTiles(TileWork& work, double batch, double chunk,
   work.other_bytes += batch * 2 * chunk * q_heads * head_dim * act_bytes_;
 }
 
-void KernelRoofline::AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv,
-                                            double q_heads, double kv_heads,
-                                            double head_dim) const {
-  const double t = c_.attention_tile_s + kv * TileKeySeconds(query_tile_rows_, head_dim);
-  work.tiles += decodes * q_heads;
-  work.seconds += decodes * q_heads * t;
-  work.longest_s = std::max(work.longest_s, t);
-  work.kv_bytes += decodes * kv * kv_heads * 2 * head_dim * act_bytes_;
-  work.other_bytes += decodes * 2 * q_heads * head_dim * act_bytes_;
-}
-
 // Tiles run in waves of one per SM: the makespan is the waves times the mean tile, or the
 // longest tile when it outlasts them. Streaming K and V bounds it from below. Unpacked, a
 // KV group's query heads each read the group's K and V: the grid runs one head's tiles
@@ -168,9 +157,10 @@ double KernelRoofline::AttentionMixedUs(double chunk, double history, double dec
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
            AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim) - launch_us;
   }
+  // Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
   TileWork work;
   AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
-  AddUnpackedDecodeTiles(work, decodes, kv, q_heads, kv_heads, head_dim);
+  AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
   return CallUs(work, q_heads, kv_heads);
 }
 

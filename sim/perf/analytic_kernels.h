@@ -120,10 +120,6 @@ class KernelRoofline {
   };
   void AddPrefillTiles(TileWork& work, double batch, double chunk, double history, double q_heads,
                        double kv_heads, double head_dim) const;
-  // Single-token queries beside multi-token ones on an unpacked backend (FA2): no split,
-  // and a padded tile per query head.
-  void AddUnpackedDecodeTiles(TileWork& work, double decodes, double kv, double q_heads,
-                              double kv_heads, double head_dim) const;
   double TileKeySeconds(double rows, double head_dim) const;
   double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
 
