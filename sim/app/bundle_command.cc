@@ -273,9 +273,18 @@ void AddBundleCommand(CLI::App& app) {
   bundle->require_subcommand(1);
   auto options = std::make_shared<BuildOptions>();
   CLI::App* build = bundle->add_subcommand(
-      "build", "Build a bundle for a model card on a catalog GPU (analytic: roofline + occupancy)");
-  build->add_option("--source", options->source, "How to build it: analytic")
+      "build",
+      "Build a bundle for a model card on a catalog GPU (analytic: roofline + occupancy; "
+      "kernel-db: measured kernel tables with an analytic fill)");
+  build
+      ->add_option("--source", options->source,
+                   "analytic (any catalog GPU) or kernel-db (measured aiconfigurator tables where "
+                   "they hold the shape, analytic elsewhere: A100-SXM-80GB, H100-SXM, H200-SXM)")
       ->capture_default_str();
+  CLI::Option* data = build
+                          ->add_option("--data", options->data,
+                                       "The aiconfigurator tables folder, for --source kernel-db")
+                          ->capture_default_str();
   build->add_option("--model", options->model, "Model card name or config.json path")->required();
   build->add_option("--hardware", options->hardware, "GPU from cluster_configs/hardware/")
       ->required();
@@ -285,7 +294,11 @@ void AddBundleCommand(CLI::App& app) {
       ->delimiter(',');
   build->add_option("--out", options->out,
                     "Bundle directory (default: models/<model>/bundles/<hardware>/)");
-  build->callback([options]() { Build(*options); });
+  build->callback([options, data]() {
+    if (data->count() > 0 && options->source != "kernel-db")
+      throw OptionError("--data", "only --source kernel-db reads kernel tables");
+    Build(*options);
+  });
 
   auto compare = std::make_shared<CompareOptions>();
   CLI::App* cmp = bundle->add_subcommand("compare",

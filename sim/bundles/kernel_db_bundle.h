@@ -1,4 +1,4 @@
-// Bundles composed from measured per-op kernel tables (aiconfigurator, H100 and H200):
+// Bundles composed from measured per-op kernel tables (aiconfigurator: A100, H100, H200):
 // a kernel whose shape the tables measured takes the measured latencies (interpolated
 // along tokens or batch), every other kernel the calibrated analytic model's; meta.yaml
 // records each kernel's origin per TP.
@@ -6,8 +6,9 @@
 // Measured where the tables have the exact shape: GEMMs by their (n, k) (projections,
 // lm_head), interpolated along m; the GDN sub-kernels of the model's per-GPU head counts
 // (conv and chunked delta rule from one-sequence prefills, conv update and recurrent step
-// from decode batches). Analytic: attention (the tables hold head_dim 64/128 without
-// cached history), norms and glue, gdn_post_conv, gdn_decode_mixed, the sampler, MoE.
+// from decode batches; only the H200 has a GDN table). Analytic: attention (the tables
+// hold head_dim 64/128 without cached history), norms and glue, gdn_post_conv,
+// gdn_decode_mixed, the sampler, MoE.
 //
 //   WriteKernelDbBundle(card, h200, {1, 2, 4, 8}, "../shared/data/profiles/aiconfigurator", "out");
 #pragma once

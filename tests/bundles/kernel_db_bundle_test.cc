@@ -73,10 +73,42 @@ TEST(KernelDbBundle, Builds27BOnH200WithMeasuredGdnKernels) {
   fs::remove_all(dir);
 }
 
+// The A100's tables are held out of the analytic fit, but a bundle may still use them: a
+// dense model's projections come out measured where the GEMM table has their (n, k).
+TEST(KernelDbBundle, BuildsADenseModelOnA100FromItsGemmTable) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const fs::path dir =
+      fs::temp_directory_path() / ("fleetsim-kdb-a100-" + std::to_string(::getpid()));
+  const HardwareSpec a100 = LoadHardware(HardwareCatalogDir(), "A100-SXM-80GB");
+  WriteKernelDbBundle(Card("llama-3.1-8b"), a100, {1, 2}, Tables(), dir.string());
+  const Bundle bundle = LoadBundle(dir.string());
+  EXPECT_EQ(bundle.source, "kernel-db");
+  const std::string meta = ReadText(dir / "meta.yaml");
+  EXPECT_NE(meta.find("tables: aiconfigurator/a100_sxm"), std::string::npos);
+  EXPECT_NE(meta.find("o_proj: measured"), std::string::npos);
+  EXPECT_NE(meta.find("attention: analytic"), std::string::npos);
+  // At TP 1 o_proj is 4096 x 4096, measured at m = 64 among others.
+  std::vector<MeasuredKernel> rows;
+  ReadGemmTable(KernelFilesOf(Tables(), "a100_sxm").gemm, rows);
+  double measured = -1;
+  for (const MeasuredKernel& r : rows) {
+    if (r.gemm.m == 64 && r.gemm.n == 4096 && r.gemm.k == 4096) measured = r.measured_us;
+  }
+  ASSERT_GT(measured, 0);
+  EXPECT_NEAR(bundle.ForTp(1).dense.at("o_proj").Lookup({64}), measured, 1e-3);
+  EXPECT_NO_THROW(
+      StepCostModel(Card("llama-3.1-8b"), bundle, 2, AllReduceModel{2, 300e9, 1e-6}, 0));
+  fs::remove_all(dir);
+}
+
 TEST(KernelDbBundle, OnlyGpusWithTablesAreAccepted) {
   const HardwareSpec rtx = LoadHardware(HardwareCatalogDir(), "RTX-4090");
-  EXPECT_EQ(testing::CatchInputError([&] { KernelDbSystemOf(rtx); }).field(), "--hardware");
+  const InputError e = testing::CatchInputError([&] { KernelDbSystemOf(rtx); });
+  EXPECT_EQ(e.field(), "--hardware");
+  EXPECT_TRUE(testing::Mentions(e, "A100-SXM-80GB, H100-SXM and H200-SXM, not RTX-4090"));
+  EXPECT_EQ(KernelDbSystemOf(LoadHardware(HardwareCatalogDir(), "A100-SXM-80GB")), "a100_sxm");
   EXPECT_EQ(KernelDbSystemOf(LoadHardware(HardwareCatalogDir(), "H100-SXM")), "h100_sxm");
+  EXPECT_EQ(KernelDbSystemOf(LoadHardware(HardwareCatalogDir(), "H200-SXM")), "h200_sxm");
 }
 
 }  // namespace
