@@ -122,6 +122,27 @@ int64_t GridTable::FillHoles() {
   return filled;
 }
 
+GridTable::Position GridTable::PositionOn(std::size_t i, double x) const {
+  const std::vector<double>& axis = axes_[i];
+  if (axis.size() == 1) return {0, 0, x != axis[0]};
+  std::size_t hi =
+      static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), x) - axis.begin());
+  const bool outside = x < axis.front() || x > axis.back();
+  hi = std::clamp<std::size_t>(hi, 1, axis.size() - 1);
+  return {hi - 1, (x - axis[hi - 1]) / (axis[hi] - axis[hi - 1]), outside};
+}
+
+// The corner sum of Lookup for one axis, term by term, so that the two agree to the bit.
+double GridTable::LookupAt(const Position& position) const {
+  assert(axes_.size() == 1);
+  if (position.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
+  double value = 0;
+  const double below = 1 - position.weight;
+  if (below != 0) value += below * values_[position.lower];
+  if (position.weight != 0) value += position.weight * values_[position.lower + 1];
+  return value;
+}
+
 double GridTable::Lookup(std::span<const double> point) const {
   assert(point.size() == axes_.size() && axes_.size() <= kMaxRank);
   // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
@@ -129,19 +150,10 @@ double GridTable::Lookup(std::span<const double> point) const {
   std::array<double, kMaxRank> weight{};
   bool outside = false;
   for (std::size_t i = 0; i < axes_.size(); ++i) {
-    const std::vector<double>& axis = axes_[i];
-    if (axis.size() == 1) {
-      lower[i] = 0;
-      weight[i] = 0;
-      outside = outside || point[i] != axis[0];
-      continue;
-    }
-    std::size_t hi = static_cast<std::size_t>(std::upper_bound(axis.begin(), axis.end(), point[i]) -
-                                              axis.begin());
-    outside = outside || point[i] < axis.front() || point[i] > axis.back();
-    hi = std::clamp<std::size_t>(hi, 1, axis.size() - 1);
-    lower[i] = hi - 1;
-    weight[i] = (point[i] - axis[hi - 1]) / (axis[hi] - axis[hi - 1]);
+    const Position p = PositionOn(i, point[i]);
+    lower[i] = p.lower;
+    weight[i] = p.weight;
+    outside = outside || p.outside;
   }
   if (outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   // Sum over the 2^rank corners of the cell.

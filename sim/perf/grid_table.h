@@ -52,12 +52,25 @@ class GridTable {
   double Lookup(std::initializer_list<double> point) const {
     return Lookup(std::span<const double>(point.begin(), point.size()));
   }
+
+  // Where a coordinate falls on one axis: the bracketing segment [lower, lower + 1], the
+  // weight of its upper end, and whether it lies outside the axis' range.
+  struct Position {
+    std::size_t lower = 0;
+    double weight = 0;
+    bool outside = false;
+  };
+  // On a one-axis table, LookupAt(Locate(x)) is exactly Lookup({x}). Tables on the same
+  // axis can share one Locate: a step reads a dozen per-token kernels at one token count.
+  Position Locate(double x) const { return PositionOn(0, x); }
+  double LookupAt(const Position& position) const;
   // The most axes a table may have (lookups keep their work on the stack).
   static constexpr std::size_t kMaxRank = 8;
   int64_t out_of_grid_lookups() const { return out_of_grid_.value.load(std::memory_order_relaxed); }
 
  private:
   std::size_t Flatten(const std::vector<std::size_t>& index) const;
+  Position PositionOn(std::size_t axis, double x) const;
 
   std::vector<std::vector<double>> axes_;
   std::vector<std::size_t> strides_;

@@ -140,6 +140,12 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
   has_sampler_ = tables_.per_sequence.contains("sampler");
   embedding_ = &tables_.dense.at("embedding");
   final_layernorm_ = &tables_.dense.at("final_layernorm");
+  shared_token_axis_ = true;
+  for (const auto* kernels : {&full_kernels_, &gdn_kernels_, &mlp_kernels_}) {
+    for (const GridTable* kernel : *kernels)
+      shared_token_axis_ = shared_token_axis_ && kernel->axis(0) == embedding_->axis(0);
+  }
+  shared_token_axis_ = shared_token_axis_ && final_layernorm_->axis(0) == embedding_->axis(0);
   lm_head_ = &tables_.per_sequence.at("lm_head");
   if (has_sampler_) sampler_ = &tables_.per_sequence.at("sampler");
 }
@@ -181,27 +187,22 @@ double StepCostModel::MoeUs(double tokens) const {
   return tables_.moe->Lookup({tokens, activated});
 }
 
+double StepCostModel::PlusTokenUs(double start, const std::vector<const GridTable*>& kernels,
+                                  double tokens, const GridTable::Position& at) const {
+  for (const GridTable* kernel : kernels)
+    start += TokenUs(*kernel, tokens, at);
+  return start;
+}
+
 StepCost StepCostModel::Cost(const BatchShape& batch) const {
   const auto tokens = static_cast<double>(batch.total_tokens());
-  double us = embedding_->Lookup({tokens}) + final_layernorm_->Lookup({tokens});
-  if (full_layers_ > 0) {
-    double layer = AttentionUs(batch);
-    for (const GridTable* kernel : full_kernels_)
-      layer += kernel->Lookup({tokens});
-    us += full_layers_ * layer;
-  }
-  if (gdn_layers_ > 0) {
-    double layer = GdnRegimeUs(batch);
-    for (const GridTable* kernel : gdn_kernels_)
-      layer += kernel->Lookup({tokens});
-    us += gdn_layers_ * layer;
-  }
-  if (dense_mlp_layers_ > 0) {
-    double mlp = 0;
-    for (const GridTable* kernel : mlp_kernels_)
-      mlp += kernel->Lookup({tokens});
-    us += dense_mlp_layers_ * mlp;
-  }
+  const GridTable::Position at = embedding_->Locate(tokens);
+  double us = embedding_->LookupAt(at) + TokenUs(*final_layernorm_, tokens, at);
+  if (full_layers_ > 0)
+    us += full_layers_ * PlusTokenUs(AttentionUs(batch), full_kernels_, tokens, at);
+  if (gdn_layers_ > 0)
+    us += gdn_layers_ * PlusTokenUs(GdnRegimeUs(batch), gdn_kernels_, tokens, at);
+  if (dense_mlp_layers_ > 0) us += dense_mlp_layers_ * PlusTokenUs(0, mlp_kernels_, tokens, at);
   if (moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
   if (batch.sampled_sequences() > 0) {
     const auto sequences = static_cast<double>(batch.sampled_sequences());

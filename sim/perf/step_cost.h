@@ -60,6 +60,13 @@ class StepCostModel {
   double AttentionUs(const BatchShape& batch) const;
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
+  // A per-token kernel at `tokens` (`at`: tokens located on the shared token axis), and
+  // `start` plus such kernels added in order (the order fixes the rounding).
+  double TokenUs(const GridTable& kernel, double tokens, const GridTable::Position& at) const {
+    return shared_token_axis_ ? kernel.LookupAt(at) : kernel.Lookup({tokens});
+  }
+  double PlusTokenUs(double start, const std::vector<const GridTable*>& kernels, double tokens,
+                     const GridTable::Position& at) const;
 
   const BundleTables& tables_;
   AllReduceModel allreduce_;
@@ -83,6 +90,9 @@ class StepCostModel {
   const GridTable* lm_head_ = nullptr;
   const GridTable* sampler_ = nullptr;
   bool has_sampler_ = false;
+  // Whether every per-token table above has embedding_'s token axis (so one Locate serves
+  // them all); bundles whose kernels were measured at different counts look each one up.
+  bool shared_token_axis_ = false;
 };
 
 }  // namespace fleetsim

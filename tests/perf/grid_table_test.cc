@@ -18,6 +18,30 @@ TEST(GridTable, ExactAtPointsLinearBetweenAndCountsLookupsOutside) {
   EXPECT_EQ(t.out_of_grid_lookups(), 1);
 }
 
+// A shared position must read exactly as a lookup does, to the bit, and count the same.
+TEST(GridTable, ALocatedPositionReadsAsALookupDoes) {
+  GridTable a({{1, 16, 64, 1000}});
+  GridTable b({{1, 16, 64, 1000}});
+  GridTable single(std::vector<std::vector<double>>{{8.0}});
+  for (std::size_t i = 0; i < 4; ++i) {
+    a.Set({i}, 1.0 / 3 + 7.1 * static_cast<double>(i * i));
+    b.Set({i}, 2.0 / 7 * static_cast<double>(i + 1));
+  }
+  single.Set({0}, 4.25);
+  int outside = 0;
+  for (double x : {0.0, 1.0, 1.5, 3.3, 16.0, 17.0, 63.9, 64.0, 999.0, 1000.0, 1234.5}) {
+    const GridTable::Position at = a.Locate(x);
+    EXPECT_EQ(a.LookupAt(at), a.Lookup({x})) << x;
+    EXPECT_EQ(b.LookupAt(at), b.Lookup({x})) << x;
+    EXPECT_EQ(single.LookupAt(single.Locate(x)), single.Lookup({x})) << x;
+    outside += x < 1 || x > 1000 ? 1 : 0;
+  }
+  EXPECT_EQ(outside, 2);
+  EXPECT_EQ(a.out_of_grid_lookups(), 2 * outside);
+  EXPECT_EQ(b.out_of_grid_lookups(), 2 * outside);
+  EXPECT_EQ(single.out_of_grid_lookups(), 2 * 11);  // every x but 8, which is not among them
+}
+
 TEST(GridTable, ReportsTheFirstMissingPoint) {
   GridTable t({{1, 2}, {10, 20}});
   t.Set({0, 0}, 1);

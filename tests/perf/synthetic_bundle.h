@@ -28,12 +28,14 @@ class SyntheticBundle {
 
   void Meta(const std::string& text) { std::ofstream(dir_ / "meta.yaml") << text; }
 
-  // Dense kernels: 1 + 0.01 * tokens us at tokens 1, 1024, 8192.
-  void Dense(int tp, const std::vector<std::string>& kernels) {
-    std::ofstream out(Tp(tp) / "dense.csv");
-    out << "layer,tokens,time_us\n";
+  // Dense kernels: 1 + 0.01 * tokens us at tokens 1, 1024, 8192 (or at `tokens`, appended
+  // to the kernels written before when `tokens` is given).
+  void Dense(int tp, const std::vector<std::string>& kernels, const std::vector<int>& tokens = {}) {
+    const bool append = !tokens.empty();
+    std::ofstream out(Tp(tp) / "dense.csv", append ? std::ios::app : std::ios::trunc);
+    if (!append) out << "layer,tokens,time_us\n";
     for (const std::string& k : kernels) {
-      for (int t : {1, 1024, 8192})
+      for (int t : append ? tokens : std::vector<int>{1, 1024, 8192})
         out << k << ',' << t << ',' << 1 + 0.01 * t << '\n';
     }
   }
