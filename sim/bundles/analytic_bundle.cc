@@ -159,8 +159,13 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     }
     // A decode's context starts at its prompt's length, which may be a single token.
     for (int64_t n : Grid(1, 2048)) {
-      for (int64_t kv : Grid(1, max_len))
-        out << "0,0," << n << ',' << kv << ',' << Us(k.AttentionDecodeUs(n, kv)) << '\n';
+      for (int64_t kv : Grid(1, max_len)) {
+        const double analytic = k.AttentionDecodeUs(n, kv);
+        const double us = overrides == nullptr ? analytic
+                                               : Pick(overrides->AttentionDecodeUs(n, kv), analytic,
+                                                      "attention", origins);
+        out << "0,0," << n << ',' << kv << ',' << Us(us) << '\n';
+      }
     }
     const std::vector<int64_t> mixed_kvs = Grid(1, max_len, false);
     std::vector<int64_t> mixed_histories = Grid(16, max_len, false);

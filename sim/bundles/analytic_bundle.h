@@ -28,6 +28,8 @@ class KernelOverrides {
                                               int64_t sequences) const = 0;
   virtual std::optional<double> GdnUs(const std::string& kernel, int64_t prefill_tokens,
                                       int64_t n_decode) const = 0;
+  // A decode-only attention call: `n_decode` sequences over `kv` tokens each.
+  virtual std::optional<double> AttentionDecodeUs(int64_t n_decode, int64_t kv) const = 0;
 };
 using OverridesForTp = std::function<std::unique_ptr<KernelOverrides>(int tp)>;
 

@@ -1,12 +1,17 @@
 #include "bundles/kernel_db_bundle.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <tuple>
 
 #include "bundles/analytic_bundle.h"
 #include "core/input_error.h"
+#include "model/cache_shapes.h"
 #include "perf/analytic_kernels.h"
 #include "perf/grid_table.h"
 #include "perf/kernel_db/measured_kernels.h"
@@ -37,6 +42,62 @@ class Curve {
   mutable std::shared_ptr<GridTable> table_;
 };
 
+// A 2-D measured surface on the grid its rows span, read by bilinear interpolation inside
+// a cell whose four corners were all measured, and not at all elsewhere (no extrapolation:
+// the analytic model prices what the table did not reach).
+class Surface {
+ public:
+  void Add(double x, double y, double us) {
+    points_[{x, y}] = us;
+    xs_.insert(x);
+    ys_.insert(y);
+  }
+  // Caps each value by the smallest at a larger y with the same x. Decoding over fewer keys
+  // cannot take longer, so a row above that is a glitch of the measurement (the tables
+  // have a few: the A100's batch-1 decode after 7 cached tokens takes 44.6 us, against
+  // 12.2 us after 3 and after 15).
+  void CapByLargerY() {
+    for (double x : xs_) {
+      double smallest = std::numeric_limits<double>::infinity();
+      for (auto y = ys_.rbegin(); y != ys_.rend(); ++y) {
+        auto it = points_.find({x, *y});
+        if (it == points_.end()) continue;
+        it->second = std::min(it->second, smallest);
+        smallest = it->second;
+      }
+    }
+  }
+  std::optional<double> At(double x, double y) const {
+    const auto bx = Bracket(xs_, x), by = Bracket(ys_, y);
+    if (!bx || !by) return std::nullopt;
+    const auto corner = [&](double cx, double cy) -> std::optional<double> {
+      auto it = points_.find({cx, cy});
+      return it == points_.end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    const auto v00 = corner(bx->first, by->first), v01 = corner(bx->first, by->second);
+    const auto v10 = corner(bx->second, by->first), v11 = corner(bx->second, by->second);
+    if (!v00 || !v01 || !v10 || !v11) return std::nullopt;
+    const double wx = Weight(*bx, x), wy = Weight(*by, y);
+    return (1 - wx) * ((1 - wy) * *v00 + wy * *v01) + wx * ((1 - wy) * *v10 + wy * *v11);
+  }
+
+ private:
+  // The neighbouring grid values around v (both v itself when it is one), if inside.
+  static std::optional<std::pair<double, double>> Bracket(const std::set<double>& axis, double v) {
+    auto hi = axis.lower_bound(v);
+    if (hi == axis.end()) return std::nullopt;
+    if (*hi == v) return std::pair{v, v};
+    if (hi == axis.begin()) return std::nullopt;
+    return std::pair{*std::prev(hi), *hi};
+  }
+  static double Weight(const std::pair<double, double>& b, double v) {
+    return b.first == b.second ? 0 : (v - b.first) / (b.second - b.first);
+  }
+
+  std::map<std::pair<double, double>, double> points_;
+  std::set<double> xs_, ys_;
+};
+
 class KernelDbOverrides : public KernelOverrides {
  public:
   KernelDbOverrides(const ModelCard& card, const HardwareSpec& hardware, int tp,
@@ -49,7 +110,17 @@ class KernelDbOverrides : public KernelOverrides {
       dk = card.linear->k_head_dim;
       dv = card.linear->v_head_dim;
     }
+    const int64_t q_heads = card.attention.num_q_heads / tp;
+    const int64_t kv_heads = KvHeadsPerRank(card, tp);
     for (const MeasuredKernel& row : tables.rows) {
+      if (row.cls == KernelClass::kDecodeAttention) {
+        const AttentionKernelShape& a = row.attention;
+        // The new token's K and V are cached before it attends: history + 1 keys.
+        if (a.q_heads == q_heads && a.kv_heads == kv_heads && a.head_dim == card.attention.head_dim)
+          decode_.Add(static_cast<double>(a.batch), static_cast<double>(a.history + 1),
+                      row.measured_us);
+        continue;
+      }
       if (row.cls == KernelClass::kGemm) {
         gemm_[{row.gemm.n, row.gemm.k}].Add(static_cast<double>(row.gemm.m), row.measured_us);
         continue;
@@ -64,6 +135,7 @@ class KernelDbOverrides : public KernelOverrides {
       gdn_[std::string(NameOf(row.cls))].Add(static_cast<double>(prefill ? g.seq_len : g.batch),
                                              row.measured_us);
     }
+    decode_.CapByLargerY();
   }
 
   std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const override {
@@ -81,6 +153,9 @@ class KernelDbOverrides : public KernelOverrides {
     if (!prefill && (prefill_tokens > 0 || n_decode <= 0)) return std::nullopt;
     return curve->second.At(static_cast<double>(prefill ? prefill_tokens : n_decode));
   }
+  std::optional<double> AttentionDecodeUs(int64_t n_decode, int64_t kv) const override {
+    return decode_.At(static_cast<double>(n_decode), static_cast<double>(kv));
+  }
 
  private:
   std::optional<double> Gemm(const std::string& kernel, int64_t m) const {
@@ -95,6 +170,7 @@ class KernelDbOverrides : public KernelOverrides {
   AnalyticKernels analytic_;
   std::map<std::pair<int64_t, int64_t>, Curve> gemm_;
   std::map<std::string, Curve> gdn_;
+  Surface decode_;  // decode-only attention by (sequences, keys each), at this TP's heads
 };
 
 }  // namespace

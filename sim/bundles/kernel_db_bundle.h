@@ -6,8 +6,11 @@
 // Measured where the tables have the exact shape: GEMMs by their (n, k) (projections,
 // lm_head), interpolated along m; the GDN sub-kernels of the model's per-GPU head counts
 // (conv and chunked delta rule from one-sequence prefills, conv update and recurrent step
-// from decode batches; only the H200 has a GDN table). Analytic: attention (the tables
-// hold head_dim 64/128 without cached history), norms and glue, gdn_post_conv,
+// from decode batches; only the H200 has a GDN table); decode-only attention at the
+// model's per-GPU heads (head_dim 64 or 128), bilinear between the table's (batch, keys)
+// rows and never beyond them, each row capped by the table's smaller ones at more keys.
+// Analytic: prefill and mixed attention (the tables have no prefill over cached history,
+// and a mixed step is one call the tables never timed), norms and glue, gdn_post_conv,
 // gdn_decode_mixed, the sampler, MoE.
 //
 //   WriteKernelDbBundle(card, h200, {1, 2, 4, 8}, "../shared/data/profiles/aiconfigurator", "out");

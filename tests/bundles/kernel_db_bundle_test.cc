@@ -80,13 +80,13 @@ TEST(KernelDbBundle, BuildsADenseModelOnA100FromItsGemmTable) {
   const fs::path dir =
       fs::temp_directory_path() / ("fleetsim-kdb-a100-" + std::to_string(::getpid()));
   const HardwareSpec a100 = LoadHardware(HardwareCatalogDir(), "A100-SXM-80GB");
-  WriteKernelDbBundle(Card("llama-3.1-8b"), a100, {1, 2}, Tables(), dir.string());
+  WriteKernelDbBundle(Card("llama-3.1-8b"), a100, {1, 2, 8}, Tables(), dir.string());
   const Bundle bundle = LoadBundle(dir.string());
   EXPECT_EQ(bundle.source, "kernel-db");
   const std::string meta = ReadText(dir / "meta.yaml");
   EXPECT_NE(meta.find("tables: aiconfigurator/a100_sxm"), std::string::npos);
   EXPECT_NE(meta.find("o_proj: measured"), std::string::npos);
-  EXPECT_NE(meta.find("attention: analytic"), std::string::npos);
+  EXPECT_NE(meta.find("attention: mixed"), std::string::npos);  // measured decodes (below)
   // At TP 1 o_proj is 4096 x 4096, measured at m = 64 among others.
   std::vector<MeasuredKernel> rows;
   ReadGemmTable(KernelFilesOf(Tables(), "a100_sxm").gemm, rows);
@@ -98,7 +98,64 @@ TEST(KernelDbBundle, BuildsADenseModelOnA100FromItsGemmTable) {
   EXPECT_NEAR(bundle.ForTp(1).dense.at("o_proj").Lookup({64}), measured, 1e-3);
   EXPECT_NO_THROW(
       StepCostModel(Card("llama-3.1-8b"), bundle, 2, AllReduceModel{2, 300e9, 1e-6}, 0));
+  // The table's one-sequence decode at TP 8 (4 query heads, 1 KV head) after 7 cached
+  // tokens is a glitch, 44.6 us against 12.2 us after 15: fewer keys cannot cost more, so
+  // the bundle takes the smaller value.
+  std::vector<MeasuredKernel> decodes;
+  ReadGenerationAttentionTable(KernelFilesOf(Tables(), "a100_sxm").generation_attention, decodes);
+  const auto decode_us = [&](int64_t history) {
+    for (const MeasuredKernel& r : decodes) {
+      const AttentionKernelShape& a = r.attention;
+      if (a.batch == 1 && a.history == history && a.q_heads == 4 && a.kv_heads == 1 &&
+          a.head_dim == 128)
+        return r.measured_us;
+    }
+    return -1.0;
+  };
+  ASSERT_GT(decode_us(7), 3 * decode_us(15));
+  EXPECT_NEAR(bundle.ForTp(8).attention.decode.Lookup({1, 8}), decode_us(15), 1e-3);
   fs::remove_all(dir);
+}
+
+// Decode-only attention comes from the generation table where it measured this TP's heads
+// (Llama: 32 query, 8 KV heads of 128 at TP 1): exact on its rows (batch 8 after 1,023
+// cached tokens: 1,024 keys), bilinear between them, and analytic outside them (one key is
+// below the table; the mixed and prefill rows are analytic throughout).
+TEST(KernelDbBundle, DecodeAttentionIsMeasuredWhereTheTableHasTheHeads) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const fs::path dir =
+      fs::temp_directory_path() / ("fleetsim-kdb-decode-" + std::to_string(::getpid()));
+  const fs::path analytic_dir = dir.string() + "-analytic";
+  const HardwareSpec h100 = LoadHardware(HardwareCatalogDir(), "H100-SXM");
+  WriteKernelDbBundle(Card("llama-3.1-8b"), h100, {1}, Tables(), dir.string());
+  WriteAnalyticBundle(Card("llama-3.1-8b"), h100, {1}, analytic_dir.string());
+  const Bundle bundle = LoadBundle(dir.string());
+  const Bundle analytic = LoadBundle(analytic_dir.string());
+  EXPECT_NE(ReadText(dir / "meta.yaml").find("attention: mixed"), std::string::npos);
+
+  std::vector<MeasuredKernel> rows;
+  ReadGenerationAttentionTable(KernelFilesOf(Tables(), "h100_sxm").generation_attention, rows);
+  const auto measured = [&](int64_t batch, int64_t history) {
+    for (const MeasuredKernel& r : rows) {
+      const AttentionKernelShape& a = r.attention;
+      if (a.batch == batch && a.history == history && a.q_heads == 32 && a.kv_heads == 8 &&
+          a.head_dim == 128)
+        return r.measured_us;
+    }
+    return -1.0;
+  };
+  const double at_8 = measured(8, 1023), at_16 = measured(16, 1023);
+  ASSERT_GT(at_8, 0);
+  ASSERT_GT(at_16, 0);
+  const GridTable& decode = bundle.ForTp(1).attention.decode;
+  EXPECT_NEAR(decode.Lookup({8, 1024}), at_8, 1e-3);
+  EXPECT_NEAR(decode.Lookup({12, 1024}), (at_8 + at_16) / 2, 1e-3);  // a grid row between them
+  EXPECT_EQ(decode.Lookup({8, 1}), analytic.ForTp(1).attention.decode.Lookup({8, 1}));
+  EXPECT_NE(decode.Lookup({8, 1024}), analytic.ForTp(1).attention.decode.Lookup({8, 1024}));
+  EXPECT_EQ(bundle.ForTp(1).attention.mixed.Lookup({64, 0, 8, 1024}),
+            analytic.ForTp(1).attention.mixed.Lookup({64, 0, 8, 1024}));
+  fs::remove_all(dir);
+  fs::remove_all(analytic_dir);
 }
 
 TEST(KernelDbBundle, OnlyGpusWithTablesAreAccepted) {
