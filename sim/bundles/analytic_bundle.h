@@ -56,7 +56,7 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
 // processes never see a bundle replaced under them.
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
 
-// The generator version cached bundles are built by, e.g. "analytic-7".
+// The generator version cached bundles are built by, e.g. "analytic-8".
 const char* AnalyticGeneratorVersion();
 
 // Cached analytic bundles no current build reads, under the cache CachedAnalyticBundle

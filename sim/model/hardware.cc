@@ -105,8 +105,9 @@ int AttentionBackendSpec::MinBlockSize() const {
 HardwareSpec LoadHardwareFile(const std::string& path) {
   const YamlSection doc = LoadYamlFile(path);
   doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",
-                         "memory_bandwidth_bytes_per_s", "peak_flops", "compute_units",
-                         "l2_cache_bytes", "node", "attention_backend", "price_per_gpu_hour_usd"});
+                         "memory_bandwidth_bytes_per_s", "memory_stream_efficiency", "peak_flops",
+                         "compute_units", "l2_cache_bytes", "node", "attention_backend",
+                         "price_per_gpu_hour_usd"});
   HardwareSpec spec;
   spec.file = path;
   spec.name = doc.Get<std::string>("name");
@@ -121,6 +122,13 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
     spec.memory_visible_bytes = ReadSourced(doc, "memory_visible_bytes");
   }
   spec.memory_bandwidth_bytes_per_s = ReadSourced(doc, "memory_bandwidth_bytes_per_s");
+  if (doc.Has("memory_stream_efficiency")) {
+    spec.memory_stream_efficiency = ReadSourced(doc, "memory_stream_efficiency");
+    if (spec.memory_stream_efficiency->value > 1) {
+      doc.Child("memory_stream_efficiency")
+          .Fail("value", "is a fraction of the nominal bandwidth, at most 1");
+    }
+  }
   const YamlSection flops = doc.Child("peak_flops");
   flops.RejectUnknownKeys({"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8"});
   for (const std::string& dtype : flops.Keys())

@@ -37,6 +37,10 @@ KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
   peak_flops_ = flops != hardware.peak_flops.end() ? flops->second.value
                                                    : hardware.peak_flops.begin()->second.value;
   bandwidth_ = hardware.memory_bandwidth_bytes_per_s.value;
+  // memory_efficiency was fitted on HBM cards; a card whose streaming rate was measured
+  // otherwise (GDDR) uses that.
+  if (hardware.memory_stream_efficiency)
+    c_.memory_efficiency = hardware.memory_stream_efficiency->value;
   compute_units_ = hardware.compute_units.value;
   act_bytes_ = BytesOf(dtype);
 }

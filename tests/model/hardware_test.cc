@@ -184,6 +184,30 @@ TEST(Hardware, CompleteEntryLoads) {
   EXPECT_DOUBLE_EQ(spec.price_per_gpu_hour_usd.value, 2.5);
 }
 
+// The fit's memory efficiency holds unless the catalog has a measured streaming rate for
+// the card: only the GDDR cards do, the fit's own HBM cards must not.
+TEST(Hardware, OnlyTheGddrCardsCarryAMeasuredStreamingEfficiency) {
+  EXPECT_FALSE(LoadHardwareFile(TempFile("X.yaml", CatalogYaml()).path()).memory_stream_efficiency);
+  for (const char* gpu : {"H100-SXM", "H200-SXM"})
+    EXPECT_FALSE(LoadHardware(HardwareCatalogDir(), gpu).memory_stream_efficiency) << gpu;
+  for (const char* gpu : {"RTX-4090", "RTX-PRO-6000"}) {
+    const HardwareSpec spec = LoadHardware(HardwareCatalogDir(), gpu);
+    ASSERT_TRUE(spec.memory_stream_efficiency) << gpu;
+    EXPECT_DOUBLE_EQ(spec.memory_stream_efficiency->value, 0.977) << gpu;
+    EXPECT_NE(spec.memory_stream_efficiency->source.find("l40.txt"), std::string::npos) << gpu;
+  }
+}
+
+TEST(Hardware, AStreamingEfficiencyAboveOneIsRefused) {
+  const std::string yaml =
+      CatalogYaml() + "memory_stream_efficiency: {value: 1.2, source: a stream benchmark}\n";
+  TempFile file("X.yaml", yaml);
+  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+  EXPECT_EQ(e.field(), "memory_stream_efficiency.value");
+  EXPECT_EQ(e.line(), LineOf(yaml, "memory_stream_efficiency"));
+  EXPECT_TRUE(Mentions(e, "at most 1"));
+}
+
 TEST(Hardware, MissingAttentionBackendIsRefusedWithItsLineAndKey) {
   TempFile file("X.yaml", CatalogYaml("attention_backend"));
   const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
