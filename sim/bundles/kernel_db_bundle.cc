@@ -44,19 +44,24 @@ class Curve {
 
 // A 2-D measured surface on the grid its rows span, read by bilinear interpolation inside
 // a cell whose four corners were all measured, and not at all elsewhere (no extrapolation:
-// the analytic model prices what the table did not reach).
+// the analytic model prices what the table did not reach). A point measured more than
+// once (the H200 generation table repeats every row) takes the mean.
 class Surface {
  public:
   void Add(double x, double y, double us) {
-    points_[{x, y}] = us;
+    Sum& sum = sums_[{x, y}];
+    sum.us += us;
+    ++sum.rows;
     xs_.insert(x);
     ys_.insert(y);
   }
-  // Caps each value by the smallest at a larger y with the same x. Decoding over fewer keys
-  // cannot take longer, so a row above that is a glitch of the measurement (the tables
-  // have a few: the A100's batch-1 decode after 7 cached tokens takes 44.6 us, against
-  // 12.2 us after 3 and after 15).
-  void CapByLargerY() {
+  // Takes the means, then caps each value by the smallest at a larger y with the same x.
+  // Decoding over fewer keys cannot take longer, so a row above that is a glitch of the
+  // measurement (the tables have a few: the A100's batch-1 decode after 7 cached tokens
+  // takes 44.6 us, against 12.2 us after 3 and after 15). Call once, after the last Add.
+  void Finish() {
+    for (const auto& [point, sum] : sums_)
+      points_[point] = sum.us / sum.rows;
     for (double x : xs_) {
       double smallest = std::numeric_limits<double>::infinity();
       for (auto y = ys_.rbegin(); y != ys_.rend(); ++y) {
@@ -94,7 +99,12 @@ class Surface {
     return b.first == b.second ? 0 : (v - b.first) / (b.second - b.first);
   }
 
-  std::map<std::pair<double, double>, double> points_;
+  struct Sum {
+    double us = 0;
+    int rows = 0;
+  };
+  std::map<std::pair<double, double>, Sum> sums_;
+  std::map<std::pair<double, double>, double> points_;  // the means, capped (Finish)
   std::set<double> xs_, ys_;
 };
 
@@ -135,7 +145,7 @@ class KernelDbOverrides : public KernelOverrides {
       gdn_[std::string(NameOf(row.cls))].Add(static_cast<double>(prefill ? g.seq_len : g.batch),
                                              row.measured_us);
     }
-    decode_.CapByLargerY();
+    decode_.Finish();
   }
 
   std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const override {

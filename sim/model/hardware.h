@@ -62,7 +62,8 @@ struct HardwareSpec {
   SourcedValue memory_bandwidth_bytes_per_s;
   // The fraction of memory_bandwidth_bytes_per_s a streaming kernel reaches on this card,
   // where a measurement says it differs from what the analytic fit found on H100/H200 HBM
-  // (GDDR cards stream at nearly their nominal rate). Absent: the fitted value applies.
+  // (NVIDIA GDDR cards stream at nearly their nominal rate; in the catalog, the RTX 4090
+  // and RTX PRO 6000). Absent: the fitted value applies.
   std::optional<SourcedValue> memory_stream_efficiency;
   std::map<std::string, SourcedValue> peak_flops;  // by dtype name, dense
   SourcedValue compute_units;

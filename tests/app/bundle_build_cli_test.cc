@@ -2,6 +2,7 @@
 // errors naming the option, with exit code 2.
 #include <filesystem>
 #include <string>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,19 +13,28 @@ namespace {
 
 using testing::RunFleetsim;
 
+// A folder the build would write, unique to this process.
+std::string UnusedOut() {
+  return (std::filesystem::temp_directory_path() /
+          ("fleetsim-unused-bundle-" + std::to_string(::getpid())))
+      .string();
+}
+
 TEST(BundleBuildCli, KernelTablesAreReadOnlyByKernelDb) {
-  const auto r = RunFleetsim(
-      "bundle build --model llama-3.1-8b --hardware A100-SXM-80GB --data /tmp --out /tmp/unused");
+  const auto r =
+      RunFleetsim("bundle build --model llama-3.1-8b --hardware A100-SXM-80GB --data " +
+                  std::filesystem::temp_directory_path().string() + " --out " + UnusedOut());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--data: only --source kernel-db reads kernel tables"), std::string::npos)
       << r.err;
-  EXPECT_FALSE(std::filesystem::exists("/tmp/unused"));
+  EXPECT_FALSE(std::filesystem::exists(UnusedOut()));
 }
 
 TEST(BundleBuildCli, AMissingTablesFolderIsNamed) {
   const auto r = RunFleetsim(
       "bundle build --source kernel-db --data /nonexistent-tables --model llama-3.1-8b "
-      "--hardware H100-SXM --tp 1 --out /tmp/unused");
+      "--hardware H100-SXM --tp 1 --out " +
+      UnusedOut());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("/nonexistent-tables/h100_sxm/"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cannot open file"), std::string::npos) << r.err;

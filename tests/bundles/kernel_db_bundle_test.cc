@@ -150,12 +150,44 @@ TEST(KernelDbBundle, DecodeAttentionIsMeasuredWhereTheTableHasTheHeads) {
   const GridTable& decode = bundle.ForTp(1).attention.decode;
   EXPECT_NEAR(decode.Lookup({8, 1024}), at_8, 1e-3);
   EXPECT_NEAR(decode.Lookup({12, 1024}), (at_8 + at_16) / 2, 1e-3);  // a grid row between them
+  // Between two key rows too (1,536 keys: halfway from 1,024 to 2,048).
+  ASSERT_LE(at_8, measured(8, 2047));  // so the cap leaves both alone
+  EXPECT_NEAR(decode.Lookup({8, 1536}), (at_8 + measured(8, 2047)) / 2, 1e-3);
   EXPECT_EQ(decode.Lookup({8, 1}), analytic.ForTp(1).attention.decode.Lookup({8, 1}));
+  // A cell with a corner the table lacks (1,024 sequences of 131,072 keys do not fit the
+  // GPU, so they were not timed) is analytic, not extrapolated.
+  ASSERT_LT(measured(1024, 131071), 0);
+  EXPECT_EQ(decode.Lookup({1024, 131072}),
+            analytic.ForTp(1).attention.decode.Lookup({1024, 131072}));
   EXPECT_NE(decode.Lookup({8, 1024}), analytic.ForTp(1).attention.decode.Lookup({8, 1024}));
   EXPECT_EQ(bundle.ForTp(1).attention.mixed.Lookup({64, 0, 8, 1024}),
             analytic.ForTp(1).attention.mixed.Lookup({64, 0, 8, 1024}));
   fs::remove_all(dir);
   fs::remove_all(analytic_dir);
+}
+
+// The H200 generation table times every shape twice; the bundle takes the mean.
+TEST(KernelDbBundle, ARepeatedDecodeMeasurementTakesTheMean) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const fs::path dir =
+      fs::temp_directory_path() / ("fleetsim-kdb-h200-" + std::to_string(::getpid()));
+  WriteKernelDbBundle(Card("llama-3.1-8b"), LoadHardware(HardwareCatalogDir(), "H200-SXM"), {1},
+                      Tables(), dir.string());
+  const Bundle bundle = LoadBundle(dir.string());
+  std::vector<MeasuredKernel> rows;
+  ReadGenerationAttentionTable(KernelFilesOf(Tables(), "h200_sxm").generation_attention, rows);
+  std::vector<double> repeats;
+  for (const MeasuredKernel& r : rows) {
+    const AttentionKernelShape& a = r.attention;
+    if (a.batch == 8 && a.history == 1023 && a.q_heads == 32 && a.kv_heads == 8 &&
+        a.head_dim == 128)
+      repeats.push_back(r.measured_us);
+  }
+  ASSERT_EQ(repeats.size(), 2u);
+  ASSERT_NE(repeats[0], repeats[1]);
+  EXPECT_NEAR(bundle.ForTp(1).attention.decode.Lookup({8, 1024}), (repeats[0] + repeats[1]) / 2,
+              1e-3);
+  fs::remove_all(dir);
 }
 
 TEST(KernelDbBundle, OnlyGpusWithTablesAreAccepted) {

@@ -185,8 +185,9 @@ TEST(Hardware, CompleteEntryLoads) {
 }
 
 // The fit's memory efficiency holds unless the catalog has a measured streaming rate for
-// the card: only the GDDR cards do, the fit's own HBM cards must not.
-TEST(Hardware, OnlyTheGddrCardsCarryAMeasuredStreamingEfficiency) {
+// the card: only the two NVIDIA GDDR cards have one (the RX 7900 XT has no measurement),
+// and the fit's own HBM cards must not.
+TEST(Hardware, OnlyTheNvidiaGddrCardsCarryAMeasuredStreamingEfficiency) {
   EXPECT_FALSE(LoadHardwareFile(TempFile("X.yaml", CatalogYaml()).path()).memory_stream_efficiency);
   for (const char* gpu : {"H100-SXM", "H200-SXM"})
     EXPECT_FALSE(LoadHardware(HardwareCatalogDir(), gpu).memory_stream_efficiency) << gpu;

@@ -86,28 +86,37 @@ TEST(StepCost, ComposesTheLayerSequence) {
 }
 
 // A kernel measured at other token counts than the rest cannot share their axis position:
-// it is looked up on its own axis. (Read at the others' position, act_fn at 700 tokens
-// would come out as 1 + 0.01 * 350.)
+// it is looked up on its own axis. (Read at the others' position, a kernel at 700 tokens
+// would come out as 1 + 0.01 * 350.) Both kinds of table are checked: one of a layer's
+// kernels, and the final norm, which a step reads once.
 TEST(StepCost, AKernelOnItsOwnTokenAxisIsReadOnIt) {
-  SyntheticBundle files;
-  files.Meta("model: llama-3.1-8b\nhardware: H100-SXM\nsource: {kind: analytic}\n");
-  files.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "rotary_emb", "o_proj",
-                  "gate_up_proj", "down_proj"});
-  files.Dense(1, {"act_fn"}, {1, 512, 8192});
-  files.PerSequence(1);
-  files.Attention(1);
+  const std::vector<std::string> kernels{"embedding",    "final_layernorm", "layernorm",
+                                         "qkv_proj",     "rotary_emb",      "o_proj",
+                                         "gate_up_proj", "act_fn",          "down_proj"};
   const ModelCard llama = ModelCatalog(ModelsDir()).Load("llama-3.1-8b");
-  const Bundle bundle = LoadBundle(files.dir());
-  const StepCostModel model(llama, bundle, 1, NvLink(1), 0);
-  BatchShape decodes;
-  for (int i = 0; i < 700; ++i)
-    decodes.AddDecode(100);
-  const double dense = 1 + 0.01 * 700;  // every dense kernel, act_fn included
-  const double layer = SyntheticBundle::DecodeUs(700, 100) + 8 * dense;
-  const double us = 32 * layer + 2 * dense + (5 + 0.5 * 700) * 2;
-  // (The attention file's six significant digits move the sum by a few ns; act_fn read at
-  // the wrong position would move it by 32 x 3.5 us.)
-  EXPECT_NEAR(static_cast<double>(model.Cost(decodes).compute_ns), us * 1000, 100);
+  for (const std::string own_axis : {"act_fn", "final_layernorm"}) {
+    SyntheticBundle files;
+    files.Meta("model: llama-3.1-8b\nhardware: H100-SXM\nsource: {kind: analytic}\n");
+    std::vector<std::string> shared;
+    for (const std::string& k : kernels) {
+      if (k != own_axis) shared.push_back(k);
+    }
+    files.Dense(1, shared);
+    files.Dense(1, {own_axis}, {1, 512, 8192});
+    files.PerSequence(1);
+    files.Attention(1);
+    const Bundle bundle = LoadBundle(files.dir());
+    const StepCostModel model(llama, bundle, 1, NvLink(1), 0);
+    BatchShape decodes;
+    for (int i = 0; i < 700; ++i)
+      decodes.AddDecode(100);
+    const double dense = 1 + 0.01 * 700;  // every dense kernel, on either axis
+    const double layer = SyntheticBundle::DecodeUs(700, 100) + 8 * dense;
+    const double us = 32 * layer + 2 * dense + (5 + 0.5 * 700) * 2;
+    // (The attention file's six significant digits move the sum by a few ns; a kernel read
+    // at the wrong position would move it by 3.5 us, or 32 x that.)
+    EXPECT_NEAR(static_cast<double>(model.Cost(decodes).compute_ns), us * 1000, 100) << own_axis;
+  }
 }
 
 TEST(StepCost, SeveralPrefillsMapToOneAttentionCoordinate) {
