@@ -349,8 +349,8 @@ void AddBundleCommand(CLI::App& app) {
   auto dry_run = std::make_shared<bool>(false);
   CLI::App* prune = bundle->add_subcommand(
       "prune-cache",
-      "Remove cached analytic bundles of other generator versions (and builds interrupted over "
-      "an hour ago); nothing else in the cache is touched");
+      "Remove cached analytic bundles of other generator versions or since-edited inputs (and "
+      "builds interrupted over an hour ago); nothing else in the cache is touched");
   prune->add_flag("--dry-run", *dry_run, "Only list what would be removed");
   prune->callback([dry_run]() { PruneCache(*dry_run); });
 }

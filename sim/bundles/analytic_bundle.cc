@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,13 +11,17 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <unistd.h>
 
+#include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/project_paths.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
 #include "model/cache_shapes.h"
+#include "model/hardware.h"
+#include "model/model_catalog.h"
 #include "model/weight_count.h"
 #include "perf/analytic_kernels.h"
 
@@ -298,13 +303,30 @@ std::optional<fs::path> CacheOverride() {
   return fs::path(cache);
 }
 
+// The fingerprint covers the files the bundle is computed from, so that editing either one
+// builds a new folder instead of reusing the old figures' bundle.
+std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware) {
+  uint64_t hash = 0;
+  for (const std::string& path : {card.config_path, hardware.file}) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    hash = Mix64(hash ^ bytes.size());
+    for (const char c : bytes)
+      hash = Mix64(hash ^ static_cast<unsigned char>(c));
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(kGeneratorVersion) + "-" + hex;
+}
+
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
-  // One folder per generator version: a bundle is never replaced in place, so a process
-  // reading one (another rank, a sweep point, a Slurm array task) never sees it vanish.
+  // One folder per generator version and inputs: a bundle is never replaced in place, so a
+  // process reading one (another rank, a sweep point, a Slurm array task) never sees it
+  // vanish.
   const std::optional<fs::path> cache = CacheOverride();
   const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
                               : ModelsDir() / card.name / "bundles" / hardware.name) /
-                       kGeneratorVersion;
+                       AnalyticCacheFolder(card, hardware);
   std::ifstream meta(dir / "meta.yaml");
   std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
   if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
@@ -328,7 +350,7 @@ const char* AnalyticGeneratorVersion() {
 std::vector<std::string> StaleCachedBundles() {
   // The <model>/<hardware> folders of the cache: $FLEETSIM_CACHE/bundles/<m>/<h>, or
   // models/<m>/bundles/<h>.
-  std::vector<fs::path> hardware_dirs;
+  std::vector<std::pair<fs::path, std::string>> hardware_dirs;  // and their model's name
   std::error_code error;
   auto children = [&](const fs::path& dir) {
     std::vector<fs::path> out;
@@ -340,28 +362,56 @@ std::vector<std::string> StaleCachedBundles() {
   const std::optional<fs::path> cache = CacheOverride();
   for (const fs::path& model : children(cache ? *cache / "bundles" : ModelsDir())) {
     for (const fs::path& hw : children(cache ? model : model / "bundles"))
-      hardware_dirs.push_back(hw);
+      hardware_dirs.emplace_back(hw, model.filename().string());
   }
+  // "analytic-<digits>", optionally "-<16 hex digits>" (the inputs' fingerprint): the
+  // version, or "" for any other name.
   const std::string prefix = "analytic-";
-  auto is_version = [&](std::string_view name) {
-    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return false;
-    return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
-                       [](char c) { return c >= '0' && c <= '9'; });
+  auto version_of = [&](std::string_view name) -> std::string {
+    if (const auto dash = name.find('-', prefix.size()); dash != std::string_view::npos) {
+      const std::string_view hex = name.substr(dash + 1);
+      if (hex.size() != 16 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+          }))
+        return "";
+      name = name.substr(0, dash);
+    }
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return "";
+    const bool digits = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
+                                    name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return digits ? std::string(name) : "";
+  };
+  // The folder a build reads now for this model and GPU; nullopt when either is unknown
+  // here (a card given as a config.json path elsewhere): then every folder of the current
+  // version is kept.
+  auto current_folder = [](const std::string& model,
+                           const std::string& gpu) -> std::optional<std::string> {
+    try {
+      return AnalyticCacheFolder(ModelCatalog(ModelsDir()).Load(model),
+                                 LoadHardware(HardwareCatalogDir(), gpu));
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
   };
   const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
   std::vector<std::string> stale;
-  for (const fs::path& hw : hardware_dirs) {
+  for (const auto& [hw, model] : hardware_dirs) {
+    const std::optional<std::string> current = current_folder(model, hw.filename().string());
     for (const fs::path& dir : children(hw)) {
       const std::string name = dir.filename().string();
       const auto staging = name.find(".tmp.");
       if (staging != std::string::npos) {
-        if (is_version(std::string_view(name).substr(0, staging)) &&
+        if (!version_of(std::string_view(name).substr(0, staging)).empty() &&
             fs::last_write_time(dir, error) < an_hour_ago && !error) {
           stale.push_back(dir.string());
         }
-      } else if (is_version(name) && name != kGeneratorVersion) {
-        stale.push_back(dir.string());
+        continue;
       }
+      const std::string version = version_of(name);
+      if (version.empty()) continue;  // not a cached analytic bundle
+      const bool kept =
+          version == kGeneratorVersion && name != version && (!current || name == *current);
+      if (!kept) stale.push_back(dir.string());
     }
   }
   std::sort(stale.begin(), stale.end());

@@ -51,18 +51,24 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
                  const std::string& dir, const BundleRecipe& recipe);
 
 // The cached analytic bundle for (model, hardware) at the default TP degrees, built on
-// first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/<generator
-// version>/ (git-ignored): a new generator version builds a new folder, and concurrent
-// processes never see a bundle replaced under them.
+// first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/ (git-ignored),
+// in the folder AnalyticCacheFolder names: a new generator version, or an edited
+// config.json or catalog entry, builds a new folder, and concurrent processes never see a
+// bundle replaced under them.
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
+
+// "<generator version>-<16 hex digits>": the version, and a fingerprint of the model's
+// config.json and the GPU's catalog file, as read now.
+std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware);
 
 // The generator version cached bundles are built by, e.g. "analytic-8".
 const char* AnalyticGeneratorVersion();
 
 // Cached analytic bundles no current build reads, under the cache CachedAnalyticBundle
-// uses: folders of other generator versions, and staging folders an interrupted build
-// left behind (untouched for an hour, so a build in progress keeps its own). Nothing else
-// in the cache (a bundle `fleetsim bundle build` wrote there, say) is listed.
+// uses: folders of other generator versions or of inputs since edited (for a model and
+// GPU the catalogs still know), and staging folders an interrupted build left behind
+// (untouched for an hour, so a build in progress keeps its own). Nothing else in the
+// cache (a bundle `fleetsim bundle build` wrote there, say) is listed.
 std::vector<std::string> StaleCachedBundles();
 
 }  // namespace fleetsim

@@ -1,10 +1,12 @@
 #include "bundles/analytic_bundle.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -219,26 +221,76 @@ TEST(AnalyticBundle, CachedBundleIsBuiltOnceAndRebuiltWhenStale) {
   EXPECT_EQ(LoadBundle(dir).TpDegrees(), (std::vector<int>{1, 2, 4, 8}));  // rebuilt
 }
 
+// Editing the model's config.json or the GPU's catalog entry must not reuse a bundle of the
+// old figures: the cache folder's name carries a fingerprint of both files.
+TEST(AnalyticBundle, EditedInputsGetTheirOwnCacheFolder) {
+  ScratchDir scratch;
+  const ModelCard card = Card("llama-3.1-8b");
+  const HardwareSpec gpu = Gpu("RTX-4090");
+  const std::string folder = AnalyticCacheFolder(card, gpu);
+  EXPECT_EQ(folder.rfind(std::string(AnalyticGeneratorVersion()) + "-", 0), 0u) << folder;
+  EXPECT_EQ(folder.size(), std::string(AnalyticGeneratorVersion()).size() + 17);
+  EXPECT_EQ(AnalyticCacheFolder(card, gpu), folder);  // the same files, the same name
+
+  const auto edited_copy = [&](const std::string& from, const std::string& name) {
+    std::ifstream in(from);
+    std::stringstream text;
+    text << in.rdbuf() << "\n";  // a trailing newline: any byte counts
+    const fs::path to = scratch.path() / name;
+    std::ofstream(to) << text.str();
+    return to.string();
+  };
+  HardwareSpec edited_gpu = gpu;
+  edited_gpu.file = edited_copy(gpu.file, "RTX-4090.yaml");
+  ModelCard edited_card = card;
+  edited_card.config_path = edited_copy(card.config_path, "config.json");
+  EXPECT_NE(AnalyticCacheFolder(card, edited_gpu), folder);
+  EXPECT_NE(AnalyticCacheFolder(edited_card, gpu), folder);
+  EXPECT_NE(AnalyticCacheFolder(edited_card, gpu), AnalyticCacheFolder(card, edited_gpu));
+
+  ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
+  const std::string dir = CachedAnalyticBundle(card, gpu);
+  const std::string edited_dir = CachedAnalyticBundle(card, edited_gpu);
+  ::unsetenv("FLEETSIM_CACHE");
+  EXPECT_EQ(fs::path(dir).filename().string(), folder);
+  EXPECT_NE(edited_dir, dir);
+  EXPECT_TRUE(fs::exists(fs::path(edited_dir) / "meta.yaml"));
+}
+
 // `fleetsim bundle prune-cache` lists only what no current build reads: other generator
-// versions, and staging folders an interrupted build left an hour ago or more.
+// versions, inputs since edited, and staging folders an interrupted build left an hour ago
+// or more.
 TEST(AnalyticBundle, StaleCachedBundlesAreOnlyOtherGeneratorsAndAbandonedBuilds) {
   ScratchDir scratch;
   const fs::path hw = scratch.path() / "bundles" / "llama-3.1-8b" / "H100-SXM";
-  const std::string current = AnalyticGeneratorVersion();
+  const std::string version = AnalyticGeneratorVersion();
+  const std::string current = AnalyticCacheFolder(Card("llama-3.1-8b"), Gpu("H100-SXM"));
+  const std::string edited = version + "-0123456789abcdef";  // another config.json or entry
   for (const std::string& name :
-       {current, std::string("analytic-1"), std::string("analytic-1.tmp.42"), current + ".tmp.43",
-        std::string("analytic-x"), std::string("kernel-db"), std::string("tp1")}) {
+       {current, edited, version, std::string("analytic-1"), std::string("analytic-1.tmp.42"),
+        current + ".tmp.43", std::string("analytic-x"), std::string("analytic-8-zz"),
+        std::string("kernel-db"), std::string("tp1")}) {
     fs::create_directories(hw / name);
     std::ofstream(hw / name / "meta.yaml") << "x\n";
   }
   // An interrupted build of an hour ago; the other staging folder is fresh (in progress).
   fs::last_write_time(hw / "analytic-1.tmp.42",
                       fs::file_time_type::clock::now() - std::chrono::hours(2));
+  // A model the catalog does not know (a card given as a config.json path): every folder
+  // of the current version is kept, since which one it reads cannot be told.
+  const fs::path own = scratch.path() / "bundles" / "my-model" / "H100-SXM";
+  for (const std::string& name : {edited, std::string("analytic-1")}) {
+    fs::create_directories(own / name);
+    std::ofstream(own / name / "meta.yaml") << "x\n";
+  }
   ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
   const std::vector<std::string> stale = StaleCachedBundles();
   ::unsetenv("FLEETSIM_CACHE");
-  EXPECT_EQ(stale, (std::vector<std::string>{(hw / "analytic-1").string(),
-                                             (hw / "analytic-1.tmp.42").string()}));
+  std::vector<std::string> expected{(hw / "analytic-1").string(),
+                                    (hw / "analytic-1.tmp.42").string(), (hw / version).string(),
+                                    (hw / edited).string(), (own / "analytic-1").string()};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(stale, expected);
 }
 
 }  // namespace
