@@ -1,14 +1,13 @@
 #include "app/run_job.h"
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "cluster/cluster_config.h"
 #include "comm/collectives.h"
 #include "core/input_error.h"
+#include "core/text_file.h"
 #include "fleet/fleet_setup.h"
 #include "output/hdf5_file.h"
 #include "workload/trace_catalog.h"
@@ -20,13 +19,6 @@
 
 namespace fleetsim {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Runs `part` on rank 0 alone; every rank learns whether it failed (an InputError exits
 // 2, anything else 1), so that none waits forever in the next collective.
@@ -85,7 +77,7 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "fleetsim_version", std::string(FLEETSIM_VERSION));
   file.WriteAttribute(p, "command_line", job.command_line);
   file.WriteAttribute(p, "cluster_config_path", job.cluster);
-  file.WriteAttribute(p, "cluster_config", ReadFile(job.cluster));
+  file.WriteAttribute(p, "cluster_config", ReadTextFile(job.cluster));
   file.WriteAttribute(p, "workload_path", workload);
   file.WriteAttribute(p, "workload_format",
                       comm::BroadcastString(source ? source->format() : std::string(), comm));

@@ -17,6 +17,7 @@
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/project_paths.h"
+#include "core/text_file.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
 #include "model/cache_shapes.h"
@@ -308,8 +309,7 @@ std::optional<fs::path> CacheOverride() {
 std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware) {
   uint64_t hash = 0;
   for (const std::string& path : {card.config_path, hardware.file}) {
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string bytes = ReadTextFile(path);
     hash = Mix64(hash ^ bytes.size());
     for (const char c : bytes)
       hash = Mix64(hash ^ static_cast<unsigned char>(c));
@@ -327,9 +327,8 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
   const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
                               : ModelsDir() / card.name / "bundles" / hardware.name) /
                        AnalyticCacheFolder(card, hardware);
-  std::ifstream meta(dir / "meta.yaml");
-  std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
-  if (text.find(std::string("generator: ") + kGeneratorVersion + ",") == std::string::npos) {
+  if (ReadTextFile(dir / "meta.yaml").find(std::string("generator: ") + kGeneratorVersion + ",") ==
+      std::string::npos) {
     // Built aside and renamed into place, so that processes starting together never read
     // a half-written bundle.
     const fs::path staging =

@@ -34,19 +34,21 @@ bool JsonLines::Has(const char* key) const {
   return Present(key) != nullptr;
 }
 
-int64_t JsonLines::Int(const char* key) const {
+const JsonValue& JsonLines::Required(const char* key) const {
   const JsonValue* value = Present(key);
   if (value == nullptr) Fail(key, "missing field");
+  return *value;
+}
+
+int64_t JsonLines::Int(const char* key) const {
   int64_t out = 0;
-  if (!value->ToInt64(out)) Fail(key, "expected an integer");
+  if (!Required(key).ToInt64(out)) Fail(key, "expected an integer");
   return out;
 }
 
 double JsonLines::Number(const char* key) const {
-  const JsonValue* value = Present(key);
-  if (value == nullptr) Fail(key, "missing field");
   double out = 0;
-  if (!value->ToDouble(out)) Fail(key, "expected a number");
+  if (!Required(key).ToDouble(out)) Fail(key, "expected a number");
   return out;
 }
 

@@ -37,6 +37,7 @@ class JsonLines {
 
  private:
   const JsonValue* Present(const char* key) const;
+  const JsonValue& Required(const char* key) const;  // fails on a missing field
 
   std::string path_;
   std::ifstream in_;

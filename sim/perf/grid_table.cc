@@ -143,21 +143,20 @@ double GridTable::LookupAt(const Position& position) const {
   return value;
 }
 
-double GridTable::Lookup(std::span<const double> point) const {
+template <bool kNeedSet>
+GridTable::Reading GridTable::Read(std::span<const double> point) const {
   assert(point.size() == axes_.size() && axes_.size() <= kMaxRank);
   // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
   std::array<std::size_t, kMaxRank> lower{};
   std::array<double, kMaxRank> weight{};
-  bool outside = false;
+  Reading reading;
   for (std::size_t i = 0; i < axes_.size(); ++i) {
     const Position p = PositionOn(i, point[i]);
     lower[i] = p.lower;
     weight[i] = p.weight;
-    outside = outside || p.outside;
+    reading.outside = reading.outside || p.outside;
   }
-  if (outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   // Sum over the 2^rank corners of the cell.
-  double value = 0;
   for (std::size_t mask = 0; mask < (std::size_t{1} << axes_.size()); ++mask) {
     double w = 1;
     std::size_t flat = 0;
@@ -170,9 +169,23 @@ double GridTable::Lookup(std::span<const double> point) const {
       flat += (lower[i] + (upper ? 1 : 0)) * strides_[i];
       w *= upper ? weight[i] : 1 - weight[i];
     }
-    if (w != 0) value += w * values_[flat];
+    if (w == 0) continue;
+    reading.value += w * values_[flat];
+    if constexpr (kNeedSet) reading.unset = reading.unset || !set_[flat];
   }
-  return value;
+  return reading;
+}
+
+double GridTable::Lookup(std::span<const double> point) const {
+  const Reading reading = Read<false>(point);
+  if (reading.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
+  return reading.value;
+}
+
+std::optional<double> GridTable::LookupSet(std::span<const double> point) const {
+  const Reading reading = Read<true>(point);
+  if (reading.outside || reading.unset) return std::nullopt;
+  return reading.value;
 }
 
 }  // namespace fleetsim

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ class GridTable {
     return Lookup(std::span<const double>(point.begin(), point.size()));
   }
 
+  // The interpolated value where `point` lies within every axis and every grid point it
+  // weighs has a value (Set or Fill); nullopt elsewhere, without counting a lookup outside.
+  std::optional<double> LookupSet(std::span<const double> point) const;
+
   // Where a coordinate falls on one axis: the bracketing segment [lower, lower + 1], the
   // weight of its upper end, and whether it lies outside the axis' range.
   struct Position {
@@ -71,6 +76,15 @@ class GridTable {
  private:
   std::size_t Flatten(const std::vector<std::size_t>& index) const;
   Position PositionOn(std::size_t axis, double x) const;
+  // The corner sum at a point, whether the point left an axis' range, and (kNeedSet)
+  // whether a corner it weighs has no value.
+  struct Reading {
+    double value = 0;
+    bool outside = false;
+    bool unset = false;
+  };
+  template <bool kNeedSet>
+  Reading Read(std::span<const double> point) const;
 
   std::vector<std::vector<double>> axes_;
   std::vector<std::size_t> strides_;

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
-#include <sstream>
 
 #include <mpi.h>
 
 #include "core/input_error.h"
+#include "core/text_file.h"
 #include "output/hdf5_file.h"
 #include "output/run_tables.h"
 #include "output/table_reader.h"
@@ -27,13 +27,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Names a point's file relative to the output folder: "points/point-3.h5".
 std::string Relative(const fs::path& file, const fs::path& output_dir) {
   return file.lexically_relative(output_dir).string();
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 output::TableRows AsTableRows(const std::vector<SweepRow>& rows) {
@@ -142,7 +135,7 @@ std::vector<SweepRow> CollectSweep(const SweepSpec& spec, const std::vector<Swee
     for (const fs::path& file : {config, result}) {
       if (!fs::is_regular_file(file)) missing.push_back(Relative(file, output_dir));
     }
-    if (fs::is_regular_file(config) && ReadText(config) != PointConfigYaml(spec, p))
+    if (fs::is_regular_file(config) && ReadTextFile(config) != PointConfigYaml(spec, p))
       stale.push_back(Relative(config, output_dir));
   }
   auto list = [](const std::vector<std::string>& files) {

@@ -42,6 +42,29 @@ TEST(GridTable, ALocatedPositionReadsAsALookupDoes) {
   EXPECT_EQ(single.out_of_grid_lookups(), 2 * 11);  // every x but 8, which is not among them
 }
 
+// LookupSet reads only inside the grid and only from grid points that have a value; it
+// agrees with Lookup there and counts nothing.
+TEST(GridTable, LookupSetReadsOnlyWhereEveryWeighedPointHasAValue) {
+  GridTable t({{1, 2, 4}, {10, 20}});
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = 0; j < 2; ++j) {
+      if (i == 2 && j == 1) continue;  // (4, 20) was not measured
+      t.Set({i, j}, t.axis(0)[i] + t.axis(1)[j]);
+    }
+  }
+  const auto set = [&](double x, double y) {
+    const double point[] = {x, y};
+    return t.LookupSet(point);
+  };
+  EXPECT_EQ(set(1.5, 15), t.Lookup({1.5, 15}));
+  EXPECT_DOUBLE_EQ(*set(2, 20), 22);  // on a point: its neighbours' weights are zero
+  EXPECT_DOUBLE_EQ(*set(3, 10), 13);  // on an edge beside the hole
+  EXPECT_FALSE(set(3, 15));           // the cell weighs (4, 20)
+  EXPECT_FALSE(set(0.5, 15));         // outside
+  EXPECT_FALSE(set(2, 25));
+  EXPECT_EQ(t.out_of_grid_lookups(), 0);
+}
+
 TEST(GridTable, ReportsTheFirstMissingPoint) {
   GridTable t({{1, 2}, {10, 20}});
   t.Set({0, 0}, 1);
