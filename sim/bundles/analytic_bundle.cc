@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <unistd.h>
+#include <utility>
 
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -32,7 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-8";
+constexpr const char* kGeneratorVersion = "analytic-9";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -224,6 +227,24 @@ InputError BuildError(std::string_view setting, const std::string& message) {
   return OptionError("--tp", std::string(setting) + ": " + message);
 }
 
+// The catalog's measured rates that replaced fitted fractions in the analytic kernels
+// (KernelRoofline), so that meta.yaml says what the bundle was built from; empty if none.
+std::string CardRatesLine(const HardwareSpec& hardware) {
+  std::ostringstream line;
+  line << std::setprecision(6);
+  const char* sep = "";
+  for (const auto& [key, rate] :
+       {std::pair{"memory_stream_efficiency", &hardware.memory_stream_efficiency},
+        std::pair{"matmul_achievable_flops", &hardware.matmul_achievable_flops}}) {
+    if (!*rate) continue;
+    line << sep << key << ": " << (*rate)->value;
+    sep = ", ";
+  }
+  if (line.str().empty()) return "";
+  return "card_rates: {" + line.str() +
+         "}  # measured, from the catalog, in place of fitted fractions\n";
+}
+
 }  // namespace
 
 std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& hardware) {
@@ -255,7 +276,7 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
        << " from its analytic kernel model.\n"
        << "model: " << card.name << "\nhardware: " << hardware.name << "\n"
        << "source: " << recipe.source << "\n"
-       << "gdn_layout: historical\ntp_degrees: [";
+       << CardRatesLine(hardware) << "gdn_layout: historical\ntp_degrees: [";
   for (std::size_t i = 0; i < tps.size(); ++i)
     meta << (i ? ", " : "") << tps[i];
   meta << "]\nengine_resolved:\n  per_tp:\n";

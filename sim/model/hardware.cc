@@ -1,6 +1,8 @@
 #include "model/hardware.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "core/input_error.h"
 #include "core/yaml_section.h"
@@ -96,6 +98,13 @@ int64_t HardwareSpec::UsableMemoryBytes() const {
                                                    : memory_bytes.value);
 }
 
+double HardwareSpec::Peak16BitFlops(Dtype dtype) const {
+  const auto exact = peak_flops.find(dtype == Dtype::kFloat16 ? "fp16" : "bf16");
+  if (exact != peak_flops.end()) return exact->second.value;
+  const auto other = peak_flops.find(dtype == Dtype::kFloat16 ? "bf16" : "fp16");
+  return other != peak_flops.end() ? other->second.value : 0;
+}
+
 int AttentionBackendSpec::MinBlockSize() const {
   return supported_block_sizes.empty()
              ? 0
@@ -105,9 +114,9 @@ int AttentionBackendSpec::MinBlockSize() const {
 HardwareSpec LoadHardwareFile(const std::string& path) {
   const YamlSection doc = LoadYamlFile(path);
   doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",
-                         "memory_bandwidth_bytes_per_s", "memory_stream_efficiency", "peak_flops",
-                         "compute_units", "l2_cache_bytes", "node", "attention_backend",
-                         "price_per_gpu_hour_usd"});
+                         "memory_bandwidth_bytes_per_s", "memory_stream_efficiency",
+                         "matmul_achievable_flops", "peak_flops", "compute_units", "l2_cache_bytes",
+                         "node", "attention_backend", "price_per_gpu_hour_usd"});
   HardwareSpec spec;
   spec.file = path;
   spec.name = doc.Get<std::string>("name");
@@ -135,6 +144,19 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
     spec.peak_flops[dtype] = ReadSourced(flops, dtype);
   if (!spec.peak_flops.contains("bf16") && !spec.peak_flops.contains("fp16")) {
     flops.Fail("bf16", "a catalog GPU needs a 16-bit tensor figure (bf16 or fp16)");
+  }
+  if (doc.Has("matmul_achievable_flops")) {
+    spec.matmul_achievable_flops = ReadSourced(doc, "matmul_achievable_flops");
+    // Guards against a figure in TFLOPS, or against another dtype's peak: a measured matmul
+    // rate sits near the 16-bit peak (0.5-1.1 of it on the cards measured).
+    const double peak = spec.Peak16BitFlops(Dtype::kBfloat16);
+    const double ratio = spec.matmul_achievable_flops->value / peak;
+    if (ratio < 0.25 || ratio > 1.5) {
+      doc.Child("matmul_achievable_flops")
+          .Fail("value", "is " + std::to_string(std::lround(ratio * 100)) +
+                             " % of the 16-bit peak_flops; give the measured BF16 matmul rate "
+                             "in FLOP/s (25-150 % of the peak)");
+    }
   }
   spec.compute_units = ReadSourced(doc, "compute_units");
   spec.compute_unit_kind = doc.Child("compute_units").Get<std::string>("kind");

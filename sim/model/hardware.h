@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "model/dtype.h"
+
 namespace fleetsim {
 
 // A catalog number and where it comes from (datasheet, whitepaper, measurement).
@@ -65,6 +67,13 @@ struct HardwareSpec {
   // (NVIDIA GDDR cards stream at nearly their nominal rate; in the catalog, the RTX 4090
   // and RTX PRO 6000). Absent: the fitted value applies.
   std::optional<SourcedValue> memory_stream_efficiency;
+  // The dense 16-bit (BF16) matmul rate, FLOP/s, that a published shape search measured on
+  // this card (Maximum Achievable Matmul FLOPS, "MAMF"), where one exists for a card the
+  // analytic fit did not see. It replaces the fitted fraction of peak for large GEMMs and
+  // scales the other tensor-core kernels' fractions alike: cards differ in how far their
+  // sustained clocks sit from the spec sheet's (the RTX 4090 beats its rated peak; the
+  // A100 reaches 87 % of it, Hopper 80 %). Absent: the fit applies.
+  std::optional<SourcedValue> matmul_achievable_flops;
   std::map<std::string, SourcedValue> peak_flops;  // by dtype name, dense
   SourcedValue compute_units;
   std::string compute_unit_kind;  // SM or CU
@@ -77,6 +86,9 @@ struct HardwareSpec {
 
   // The device total the driver reports when the catalog has it, else the datasheet size.
   int64_t UsableMemoryBytes() const;
+  // The dense 16-bit tensor peak for `dtype`: fp16's for fp16 weights, else bf16's, else
+  // the other 16-bit figure (the catalog requires one of the two).
+  double Peak16BitFlops(Dtype dtype = Dtype::kBfloat16) const;
 };
 
 HardwareSpec LoadHardwareFile(const std::string& path);

@@ -86,6 +86,26 @@ TEST(AnalyticBundle, ARelativeOutputNameWorks) {
   EXPECT_FALSE(fs::exists(scratch.path() / "bundle.tmp"));
 }
 
+// meta.yaml names the catalog's measured rates a bundle was built with in place of the
+// fitted fractions, and a card with none says nothing.
+TEST(AnalyticBundle, MetaNamesTheMeasuredCardRatesItUsed) {
+  ScratchDir scratch;
+  WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("RTX-4090"), {1}, scratch / "rtx");
+  WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {1}, scratch / "h100");
+  auto meta = [&](const std::string& name) {
+    std::ifstream in(fs::path(scratch / name) / "meta.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  EXPECT_NE(
+      meta("rtx").find(
+          "card_rates: {memory_stream_efficiency: 0.977, matmul_achievable_flops: 1.785e+14}"),
+      std::string::npos)
+      << meta("rtx");
+  EXPECT_EQ(meta("h100").find("card_rates"), std::string::npos) << meta("h100");
+}
+
 // A mixed step is one attention call, so the bundle carries its own mixed rows rather than
 // leaving the step to add a prefill-only and a decode-only call. On FlashAttention 2 (RTX
 // 4090) a decode beside a chunk loses its packed, split kernel and costs far more than

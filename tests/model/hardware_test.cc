@@ -209,6 +209,40 @@ TEST(Hardware, AStreamingEfficiencyAboveOneIsRefused) {
   EXPECT_TRUE(Mentions(e, "at most 1"));
 }
 
+// A measured matmul rate (MAMF) replaces the fitted fraction of peak only on cards the
+// fit did not see, and only where a published shape search measured one.
+TEST(Hardware, OnlyMeasuredCardsOutsideTheFitCarryAMatmulRate) {
+  EXPECT_FALSE(LoadHardwareFile(TempFile("X.yaml", CatalogYaml()).path()).matmul_achievable_flops);
+  for (const char* gpu : {"H100-SXM", "H200-SXM", "RTX-PRO-6000", "RX-7900-XT"})
+    EXPECT_FALSE(LoadHardware(HardwareCatalogDir(), gpu).matmul_achievable_flops) << gpu;
+  for (const char* gpu : {"RTX-4090", "A100-SXM-80GB", "B200", "MI300X"}) {
+    const HardwareSpec spec = LoadHardware(HardwareCatalogDir(), gpu);
+    ASSERT_TRUE(spec.matmul_achievable_flops) << gpu;
+    EXPECT_NE(spec.matmul_achievable_flops->source.find("Maximum Achievable Matmul FLOPS"),
+              std::string::npos)
+        << gpu;
+  }
+  EXPECT_DOUBLE_EQ(LoadHardware(HardwareCatalogDir(), "RTX-4090").matmul_achievable_flops->value,
+                   178.5e12);
+}
+
+// 178.5 (TFLOPS written as FLOP/s) would make every GEMM a million times slower.
+TEST(Hardware, AMatmulRateFarFromThePeakIsRefusedAsAUnitSlip) {
+  for (const char* value : {"100", "3e14"}) {  // the fixture's bf16 peak is 1e14
+    const std::string yaml =
+        CatalogYaml() + "matmul_achievable_flops: {value: " + value + ", source: a shape search}\n";
+    TempFile file("X.yaml", yaml);
+    const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+    EXPECT_EQ(e.field(), "matmul_achievable_flops.value") << value;
+    EXPECT_EQ(e.line(), LineOf(yaml, "matmul_achievable_flops")) << value;
+    EXPECT_TRUE(Mentions(e, "FLOP/s")) << e.what();
+  }
+  const std::string yaml =
+      CatalogYaml() + "matmul_achievable_flops: {value: 0.8e14, source: a shape search}\n";
+  EXPECT_DOUBLE_EQ(LoadHardwareFile(TempFile("X.yaml", yaml).path()).matmul_achievable_flops->value,
+                   0.8e14);
+}
+
 TEST(Hardware, MissingAttentionBackendIsRefusedWithItsLineAndKey) {
   TempFile file("X.yaml", CatalogYaml("attention_backend"));
   const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });

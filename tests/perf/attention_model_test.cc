@@ -18,22 +18,6 @@ KernelRoofline Roofline(const std::string& gpu) {
   return KernelRoofline(LoadHardware(HardwareCatalogDir(), gpu), Dtype::kBfloat16);
 }
 
-// A card with a measured streaming rate (the GDDR ones) streams at it, not at the rate the
-// fit found on HBM: the bandwidth term of a memory-bound pass scales by their ratio.
-TEST(AttentionModel, AMeasuredStreamingEfficiencyReplacesTheFittedOne) {
-  const HardwareSpec measured = LoadHardware(HardwareCatalogDir(), "RTX-4090");
-  HardwareSpec fitted = measured;
-  fitted.memory_stream_efficiency.reset();
-  const KernelRoofline with(measured, Dtype::kBfloat16), without(fitted, Dtype::kBfloat16);
-  EXPECT_DOUBLE_EQ(with.constants().memory_efficiency, 0.977);
-  EXPECT_DOUBLE_EQ(without.constants().memory_efficiency,
-                   AnalyticConstants{}.memory_efficiency);  // the calibrated value
-  const double launch_us = with.constants().gdn_update_launch_s * 1e6;
-  const double bytes = 64e6;
-  EXPECT_NEAR((without.ElementwiseUs(bytes) - launch_us) / (with.ElementwiseUs(bytes) - launch_us),
-              0.977 / AnalyticConstants{}.memory_efficiency, 1e-9);
-}
-
 TEST(AttentionModel, FlashAttentionTwoPrefillRunsInWavesOfOneTilePerSm) {
   // RTX 4090: 128 SMs. A chunk over a long history runs ceil(chunk / 64) x 32 tiles, each
   // walking about the whole history: up to 256 tokens that is one wave, so the cost barely
