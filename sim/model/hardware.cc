@@ -151,10 +151,12 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
     // rate sits near the 16-bit peak (0.5-1.1 of it on the cards measured).
     const double peak = spec.Peak16BitFlops(Dtype::kBfloat16);
     const double ratio = spec.matmul_achievable_flops->value / peak;
-    if (ratio < 0.25 || ratio > 1.5) {
+    if (!(ratio >= 0.25 && ratio <= 1.5)) {  // also refuses .nan and .inf
+      const std::string share =
+          std::isfinite(ratio) ? std::to_string(std::lround(ratio * 100)) + " %" : "not a share";
       doc.Child("matmul_achievable_flops")
-          .Fail("value", "is " + std::to_string(std::lround(ratio * 100)) +
-                             " % of the 16-bit peak_flops; give the measured BF16 matmul rate "
+          .Fail("value", "is " + share +
+                             " of the 16-bit peak_flops; give the measured BF16 matmul rate "
                              "in FLOP/s (25-150 % of the peak)");
     }
   }

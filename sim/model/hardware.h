@@ -69,8 +69,9 @@ struct HardwareSpec {
   std::optional<SourcedValue> memory_stream_efficiency;
   // The dense 16-bit (BF16) matmul rate, FLOP/s, that a published shape search measured on
   // this card (Maximum Achievable Matmul FLOPS, "MAMF"), where one exists for a card the
-  // analytic fit did not see. It replaces the fitted fraction of peak for large GEMMs and
-  // scales the other tensor-core kernels' fractions alike: cards differ in how far their
+  // analytic fit did not see. It replaces the fitted fraction of peak of every GEMM (MoE's
+  // included; the fraction is a large GEMM's, falling at small m) and scales the other
+  // tensor-core kernels' fractions alike: cards differ in how far their
   // sustained clocks sit from the spec sheet's (the RTX 4090 beats its rated peak; the
   // A100 reaches 87 % of it, Hopper 80 %). Absent: the fit applies.
   std::optional<SourcedValue> matmul_achievable_flops;

@@ -228,7 +228,7 @@ TEST(Hardware, OnlyMeasuredCardsOutsideTheFitCarryAMatmulRate) {
 
 // 178.5 (TFLOPS written as FLOP/s) would make every GEMM a million times slower.
 TEST(Hardware, AMatmulRateFarFromThePeakIsRefusedAsAUnitSlip) {
-  for (const char* value : {"100", "3e14"}) {  // the fixture's bf16 peak is 1e14
+  for (const char* value : {"100", "0.24e14", "1.51e14", ".nan", ".inf"}) {  // peak: 1e14
     const std::string yaml =
         CatalogYaml() + "matmul_achievable_flops: {value: " + value + ", source: a shape search}\n";
     TempFile file("X.yaml", yaml);
@@ -237,10 +237,29 @@ TEST(Hardware, AMatmulRateFarFromThePeakIsRefusedAsAUnitSlip) {
     EXPECT_EQ(e.line(), LineOf(yaml, "matmul_achievable_flops")) << value;
     EXPECT_TRUE(Mentions(e, "FLOP/s")) << e.what();
   }
-  const std::string yaml =
-      CatalogYaml() + "matmul_achievable_flops: {value: 0.8e14, source: a shape search}\n";
-  EXPECT_DOUBLE_EQ(LoadHardwareFile(TempFile("X.yaml", yaml).path()).matmul_achievable_flops->value,
-                   0.8e14);
+  for (const double value : {0.25e14, 0.8e14, 1.5e14}) {
+    const std::string yaml = CatalogYaml() +
+                             "matmul_achievable_flops: {value: " + std::to_string(value) +
+                             ", source: a shape search}\n";
+    EXPECT_DOUBLE_EQ(
+        LoadHardwareFile(TempFile("X.yaml", yaml).path()).matmul_achievable_flops->value, value);
+  }
+}
+
+// fp16 weights read the fp16 figure where there is one; either 16-bit figure stands in for
+// the other where the catalog lists only one (it must list one).
+TEST(Hardware, The16BitPeakIsTheDtypesOwnOrTheOther) {
+  HardwareSpec spec;
+  spec.peak_flops["bf16"] = {1e14, "s"};
+  spec.peak_flops["fp8"] = {2e14, "s"};
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kBfloat16), 1e14);
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kFloat16), 1e14);
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kFp8), 1e14);
+  spec.peak_flops["fp16"] = {1.2e14, "s"};
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kFloat16), 1.2e14);
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kBfloat16), 1e14);
+  spec.peak_flops.erase("bf16");
+  EXPECT_DOUBLE_EQ(spec.Peak16BitFlops(Dtype::kBfloat16), 1.2e14);
 }
 
 TEST(Hardware, MissingAttentionBackendIsRefusedWithItsLineAndKey) {
