@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 #include "core/input_error.h"
@@ -152,10 +154,13 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
     const double peak = spec.Peak16BitFlops(Dtype::kBfloat16);
     const double ratio = spec.matmul_achievable_flops->value / peak;
     if (!(ratio >= 0.25 && ratio <= 1.5)) {  // also refuses .nan and .inf
-      const std::string share =
-          std::isfinite(ratio) ? std::to_string(std::lround(ratio * 100)) + " %" : "not a share";
+      std::ostringstream share;
+      if (std::isfinite(ratio))
+        share << std::setprecision(3) << ratio * 100 << " %";
+      else
+        share << "not a share";
       doc.Child("matmul_achievable_flops")
-          .Fail("value", "is " + share +
+          .Fail("value", "is " + share.str() +
                              " of the 16-bit peak_flops; give the measured BF16 matmul rate "
                              "in FLOP/s (25-150 % of the peak)");
     }
