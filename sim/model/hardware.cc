@@ -135,7 +135,7 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
   spec.memory_bandwidth_bytes_per_s = ReadSourced(doc, "memory_bandwidth_bytes_per_s");
   if (doc.Has("memory_stream_efficiency")) {
     spec.memory_stream_efficiency = ReadSourced(doc, "memory_stream_efficiency");
-    if (spec.memory_stream_efficiency->value > 1) {
+    if (!(spec.memory_stream_efficiency->value <= 1)) {  // also refuses .nan
       doc.Child("memory_stream_efficiency")
           .Fail("value", "is a fraction of the nominal bandwidth, at most 1");
     }

@@ -89,7 +89,7 @@ struct HardwareSpec {
   int64_t UsableMemoryBytes() const;
   // The dense 16-bit tensor peak for `dtype`: fp16's for fp16 weights, else bf16's, else
   // the other 16-bit figure (the catalog requires one of the two).
-  double Peak16BitFlops(Dtype dtype = Dtype::kBfloat16) const;
+  double Peak16BitFlops(Dtype dtype) const;
 };
 
 HardwareSpec LoadHardwareFile(const std::string& path);

@@ -200,13 +200,15 @@ TEST(Hardware, OnlyTheNvidiaGddrCardsCarryAMeasuredStreamingEfficiency) {
 }
 
 TEST(Hardware, AStreamingEfficiencyAboveOneIsRefused) {
-  const std::string yaml =
-      CatalogYaml() + "memory_stream_efficiency: {value: 1.2, source: a stream benchmark}\n";
-  TempFile file("X.yaml", yaml);
-  const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
-  EXPECT_EQ(e.field(), "memory_stream_efficiency.value");
-  EXPECT_EQ(e.line(), LineOf(yaml, "memory_stream_efficiency"));
-  EXPECT_TRUE(Mentions(e, "at most 1"));
+  for (const char* value : {"1.2", ".nan", ".inf"}) {
+    const std::string yaml = CatalogYaml() + "memory_stream_efficiency: {value: " + value +
+                             ", source: a stream benchmark}\n";
+    TempFile file("X.yaml", yaml);
+    const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
+    EXPECT_EQ(e.field(), "memory_stream_efficiency.value") << value;
+    EXPECT_EQ(e.line(), LineOf(yaml, "memory_stream_efficiency")) << value;
+    EXPECT_TRUE(Mentions(e, "at most 1")) << e.what();
+  }
 }
 
 // A measured matmul rate (MAMF) replaces the fitted fraction of peak only on cards the
