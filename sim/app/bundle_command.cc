@@ -153,9 +153,12 @@ void ReportCoverage(const CoverageOptions& options) {
   for (int tp : bundle.TpDegrees()) {
     std::printf("tp%d\n", tp);
     for (const CoverageRow& row : Coverage(card, bundle.ForTp(tp))) {
-      std::printf(
-          "  %-17s %-8s %-22s %s\n", row.block.c_str(), row.regime.c_str(), row.kernel.c_str(),
-          row.covered ? "covered" : (row.required ? "MISSING (required)" : "absent (not charged)"));
+      const std::string state = !row.covered
+                                    ? (row.required ? "MISSING (required)" : "absent (not charged)")
+                                : row.fused_into.empty() ? "covered"
+                                                         : "covered (in " + row.fused_into + ")";
+      std::printf("  %-17s %-8s %-22s %s\n", row.block.c_str(), row.regime.c_str(),
+                  row.kernel.c_str(), state.c_str());
       if (row.required && !row.covered) {
         missing += (missing.empty() ? "" : ", ") + std::string("tp") + std::to_string(tp) + " " +
                    row.block + "/" + row.kernel;

@@ -8,24 +8,44 @@
 namespace fleetsim {
 namespace {
 
-// Which dense-table kernels each layer kind charges; `required` ones must be in the bundle.
+// Which dense-table kernels each layer kind charges. A needed kernel must be in the bundle,
+// either under its own name or inside the fused kernel named by `fused_into` (Qwen3.5's one
+// Triton kernel for q/k norm, rope and the output gate); the others are glue a profile may
+// or may not bind, charged when present.
+enum class Need { kAlways, kIfQkNorm, kIfPresent };
 struct KernelSpec {
   const char* name;
   int times;
-  bool required;
+  Need need;
+  const char* fused_into = nullptr;
 };
 
-constexpr KernelSpec kFullAttentionKernels[] = {
-    {"layernorm", 2, true},   {"qkv_proj", 1, true},      {"qk_norm", 1, false},
-    {"rotary_emb", 1, false}, {"qk_norm_rope", 1, false}, {"attn_glue", 1, false},
-    {"o_proj", 1, true}};
-constexpr KernelSpec kGdnKernels[] = {{"layernorm", 2, true},
-                                      {"gdn_in_proj", 1, true},
-                                      {"gdn_glue", 1, false},
-                                      {"gdn_norm", 1, false},
-                                      {"gdn_out_proj", 1, true}};
-constexpr KernelSpec kMlpKernels[] = {
-    {"gate_up_proj", 1, true}, {"act_fn", 1, true}, {"down_proj", 1, true}};
+constexpr KernelSpec kFullAttentionKernels[] = {{"layernorm", 2, Need::kAlways},
+                                                {"qkv_proj", 1, Need::kAlways},
+                                                {"qk_norm", 1, Need::kIfQkNorm, "qk_norm_rope"},
+                                                {"rotary_emb", 1, Need::kAlways, "qk_norm_rope"},
+                                                {"qk_norm_rope", 1, Need::kIfPresent},
+                                                {"attn_glue", 1, Need::kIfPresent},
+                                                {"o_proj", 1, Need::kAlways}};
+constexpr KernelSpec kGdnKernels[] = {{"layernorm", 2, Need::kAlways},
+                                      {"gdn_in_proj", 1, Need::kAlways},
+                                      {"gdn_glue", 1, Need::kIfPresent},
+                                      {"gdn_norm", 1, Need::kIfPresent},
+                                      {"gdn_out_proj", 1, Need::kAlways}};
+constexpr KernelSpec kMlpKernels[] = {{"gate_up_proj", 1, Need::kAlways},
+                                      {"act_fn", 1, Need::kAlways},
+                                      {"down_proj", 1, Need::kAlways}};
+
+bool Needed(const KernelSpec& spec, const ModelCard& card) {
+  return spec.need == Need::kAlways || (spec.need == Need::kIfQkNorm && card.attention.qk_norm);
+}
+
+// The kernel of the bundle that carries the spec's work: its own, else the fused one, else "".
+std::string CarriedBy(const KernelSpec& spec, const BundleTables& tables) {
+  if (tables.dense.contains(spec.name)) return spec.name;
+  if (spec.fused_into != nullptr && tables.dense.contains(spec.fused_into)) return spec.fused_into;
+  return "";
+}
 
 template <std::size_t N>
 std::vector<std::string> Resolve(const BundleTables& tables, const KernelSpec (&specs)[N],
@@ -35,11 +55,14 @@ std::vector<std::string> Resolve(const BundleTables& tables, const KernelSpec (&
     if (tables.dense.contains(spec.name)) {
       for (int i = 0; i < spec.times; ++i)
         kernels.emplace_back(spec.name);
-    } else if (spec.required) {
+    } else if (Needed(spec, card) && CarriedBy(spec, tables).empty()) {
+      const std::string fused = spec.fused_into == nullptr
+                                    ? ""
+                                    : std::string(" (or its fused '") + spec.fused_into + "')";
       throw InputError(bundle.dir, 0, spec.name,
                        "the bundle (tp" + std::to_string(tables.tp) + "/dense.csv) lacks kernel '" +
-                           spec.name + "' that " + card.name + " needs for its " + kind +
-                           " layers");
+                           spec.name + "'" + fused + " that " + card.name + " needs for its " +
+                           kind + " layers");
     }
   }
   return kernels;
@@ -54,24 +77,28 @@ void Require(bool present, const Bundle& bundle, const std::string& what, const 
 
 std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables) {
   std::vector<CoverageRow> rows;
+  const auto add = [&rows](const char* block, const char* regime, const std::string& kernel,
+                           bool required, bool covered, const std::string& fused_into = "") {
+    rows.push_back({block, regime, kernel, required, covered, fused_into});
+  };
   auto dense = [&](const char* block, const auto& specs) {
     for (const KernelSpec& spec : specs) {
-      rows.push_back({block, "all", spec.name, spec.required, tables.dense.contains(spec.name)});
+      const std::string carrier = CarriedBy(spec, tables);
+      add(block, "all", spec.name, Needed(spec, card), !carrier.empty(),
+          carrier == spec.name ? "" : carrier);
     }
   };
-  dense("head",
-        std::initializer_list<KernelSpec>{{"embedding", 1, true}, {"final_layernorm", 1, true}});
-  rows.push_back({"head", "all", "lm_head", true, tables.per_sequence.contains("lm_head")});
-  rows.push_back({"head", "all", "sampler", false, tables.per_sequence.contains("sampler")});
+  dense("head", std::initializer_list<KernelSpec>{{"embedding", 1, Need::kAlways},
+                                                  {"final_layernorm", 1, Need::kAlways}});
+  add("head", "all", "lm_head", true, tables.per_sequence.contains("lm_head"));
+  add("head", "all", "sampler", false, tables.per_sequence.contains("sampler"));
   if (card.CountLayers(LayerType::kFullAttention) > 0) {
     dense("full_attention", kFullAttentionKernels);
-    rows.push_back(
-        {"full_attention", "prefill", "attention", true, !tables.attention.prefill.empty()});
-    rows.push_back(
-        {"full_attention", "decode", "attention", true, !tables.attention.decode.empty()});
-    rows.push_back({"full_attention", "mixed", "attention", true,
-                    !tables.attention.mixed.empty() ||
-                        (!tables.attention.prefill.empty() && !tables.attention.decode.empty())});
+    add("full_attention", "prefill", "attention", true, !tables.attention.prefill.empty());
+    add("full_attention", "decode", "attention", true, !tables.attention.decode.empty());
+    add("full_attention", "mixed", "attention", true,
+        !tables.attention.mixed.empty() ||
+            (!tables.attention.prefill.empty() && !tables.attention.decode.empty()));
   }
   if (card.IsHybrid()) {
     dense("linear_attention", kGdnKernels);
@@ -81,19 +108,17 @@ std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tab
       const char* names[3] = {"prefill", "decode", "mixed"};
       for (int r = 0; r < 3; ++r) {
         if (regimes[r]->empty()) continue;
-        rows.push_back({"linear_attention", names[r], kernel, false, true});
+        add("linear_attention", names[r], kernel, false, true);
         any[r] = true;
       }
     }
     for (int r = 0; r < 3; ++r) {
       const char* names[3] = {"prefill", "decode", "mixed"};
-      if (!any[r])
-        rows.push_back({"linear_attention", names[r], "(any regime kernel)", true, false});
+      if (!any[r]) add("linear_attention", names[r], "(any regime kernel)", true, false);
     }
   }
   if (card.CountMoeLayers() < card.NumLayers()) dense("mlp", kMlpKernels);
-  if (card.CountMoeLayers() > 0)
-    rows.push_back({"moe", "all", "moe", true, tables.moe.has_value()});
+  if (card.CountMoeLayers() > 0) add("moe", "all", "moe", true, tables.moe.has_value());
   return rows;
 }
 

@@ -41,6 +41,7 @@ struct CoverageRow {
   std::string kernel;
   bool required = false;
   bool covered = false;
+  std::string fused_into;  // the fused kernel that carries it, when not its own row
 };
 std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables);
 

@@ -139,6 +139,30 @@ TEST(Coverage, ReportsPerBlockAndRegimeAndFindsWhatIsMissing) {
       0);
 }
 
+// Rope and the q/k norm inside Qwen3.5's fused kernel count as covered, and say where.
+TEST(Coverage, NamesTheFusedKernelThatCarriesAKernel) {
+  const ModelCard card = ModelCatalog(ModelsDir()).Load("qwen3.8-27b");
+  SyntheticBundle fused;
+  testing::WriteHybridBundle(fused, {1});
+  fused.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "qk_norm_rope", "o_proj",
+                  "gdn_in_proj", "gdn_glue", "gdn_norm", "gdn_out_proj", "gate_up_proj", "act_fn",
+                  "down_proj"});
+  int carried = 0;
+  for (const CoverageRow& row : Coverage(card, LoadBundle(fused.dir()).ForTp(1))) {
+    EXPECT_TRUE(row.covered || !row.required) << row.kernel;
+    if (row.kernel == "rotary_emb" || row.kernel == "qk_norm") {
+      EXPECT_TRUE(row.required && row.covered) << row.kernel;
+      EXPECT_EQ(row.fused_into, "qk_norm_rope") << row.kernel;
+      ++carried;
+    }
+  }
+  EXPECT_EQ(carried, 2);
+  const auto r = testing::RunFleetsim("bundle coverage " + fused.dir() + " --model qwen3.8-27b");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rotary_emb             covered (in qk_norm_rope)"), std::string::npos)
+      << r.out;
+}
+
 TEST(Coverage, PackedAndHistoricalGdnLayoutsAreNeverMixed) {
   SyntheticBundle b;
   testing::WriteHybridBundle(b, {1});

@@ -179,13 +179,55 @@ TEST(StepCost, RegimeKernelsCostNothingOutsideTheirRegime) {
 TEST(StepCost, RefusesABundleLackingAKernelTheModelNeeds) {
   SyntheticBundle files;
   testing::WriteHybridBundle(files, {1});
-  files.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "o_proj", "gate_up_proj",
-                  "act_fn", "down_proj"});  // no gdn_* kernels
+  files.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "qk_norm", "rotary_emb",
+                  "o_proj", "gate_up_proj", "act_fn", "down_proj"});  // no gdn_* kernels
   const Bundle bundle = LoadBundle(files.dir());
   const InputError e =
       testing::CatchInputError([&] { StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0); });
   EXPECT_EQ(e.field(), "gdn_in_proj");
   EXPECT_TRUE(testing::Mentions(e, "linear_attention layers"));
+}
+
+// Rope (and, on a qk-norm model, the q/k norm) must be charged: on its own row, or inside
+// the one fused kernel that does norm, rope and gate together. A bundle with neither is
+// refused rather than run a step short of them.
+TEST(StepCost, RopeAndQkNormAreNeededOnTheirOwnOrFused) {
+  const std::vector<std::string> others{
+      "embedding", "final_layernorm", "layernorm",    "qkv_proj",     "o_proj", "gdn_in_proj",
+      "gdn_glue",  "gdn_norm",        "gdn_out_proj", "gate_up_proj", "act_fn", "down_proj"};
+  auto with = [&](SyntheticBundle& files, std::vector<std::string> extra) {
+    testing::WriteHybridBundle(files, {1});
+    extra.insert(extra.end(), others.begin(), others.end());
+    files.Dense(1, extra);
+  };
+  SyntheticBundle no_rope, no_qk_norm, separate, fused;
+  with(no_rope, {"qk_norm"});
+  with(no_qk_norm, {"rotary_emb"});
+  with(separate, {"qk_norm", "rotary_emb"});
+  with(fused, {"qk_norm_rope"});
+  for (auto [files, kernel] : {std::pair{&no_rope, "rotary_emb"}, {&no_qk_norm, "qk_norm"}}) {
+    const Bundle bundle = LoadBundle(files->dir());
+    const InputError e =
+        testing::CatchInputError([&] { StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0); });
+    EXPECT_EQ(e.field(), kernel);
+    EXPECT_TRUE(testing::Mentions(e, "or its fused 'qk_norm_rope'")) << e.what();
+  }
+  // Llama has no q/k norm: rope alone is enough.
+  const ModelCard llama = ModelCatalog(ModelsDir()).Load("llama-3.1-8b");
+  SyntheticBundle llama_files;
+  testing::WriteDenseBundle(llama_files);
+  EXPECT_NO_THROW(StepCostModel(llama, LoadBundle(llama_files.dir()), 1, NvLink(1), 0));
+  // The fused kernel is charged once per full-attention layer, where the two were twice.
+  BatchShape decodes;
+  for (int i = 0; i < 4; ++i)
+    decodes.AddDecode(1000);
+  const Bundle separate_bundle = LoadBundle(separate.dir());
+  const Bundle fused_bundle = LoadBundle(fused.dir());
+  const int64_t apart =
+      StepCostModel(Qwen27B(), separate_bundle, 1, NvLink(1), 0).Cost(decodes).compute_ns;
+  const int64_t together =
+      StepCostModel(Qwen27B(), fused_bundle, 1, NvLink(1), 0).Cost(decodes).compute_ns;
+  EXPECT_NEAR(static_cast<double>(apart - together), 16 * (1 + 0.01 * 4) * 1000, 1.0);
 }
 
 TEST(Bundle, MissingTpListsTheAvailableOnes) {
