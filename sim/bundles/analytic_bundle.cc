@@ -35,7 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-9";
+constexpr const char* kGeneratorVersion = "analytic-10";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -166,10 +166,12 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       for (int64_t kv : kvs)
         out << c << ',' << kv << ",0,0," << Us(k.AttentionPrefillUs(c, kv)) << '\n';
     }
-    // A decode's context starts at its prompt's length, which may be a single token.
+    // A decode's context starts at its prompt's length, which may be a single token. The
+    // kv_decode axis is the decodes' cached history, as the engine and measured bundles
+    // read it; each decode attends to it and to its own new token.
     for (int64_t n : Grid(1, 2048)) {
       for (int64_t kv : Grid(1, max_len)) {
-        const double analytic = k.AttentionDecodeUs(n, kv);
+        const double analytic = k.AttentionDecodeUs(n, kv + 1);
         const double us = overrides == nullptr ? analytic
                                                : Pick(overrides->AttentionDecodeUs(n, kv), analytic,
                                                       "attention", origins);
@@ -184,7 +186,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
         for (int64_t n : Grid(1, 2048, false)) {
           for (int64_t kv : mixed_kvs) {
             out << c << ',' << history << ',' << n << ',' << kv << ','
-                << Us(k.AttentionMixedUs(c, history, n, kv)) << '\n';
+                << Us(k.AttentionMixedUs(c, history, n, kv + 1)) << '\n';
           }
         }
       }

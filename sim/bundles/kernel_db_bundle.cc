@@ -105,9 +105,10 @@ class KernelDbOverrides : public KernelOverrides {
     for (const MeasuredKernel& row : tables.rows) {
       if (row.cls == KernelClass::kDecodeAttention) {
         const AttentionKernelShape& a = row.attention;
-        // The new token's K and V are cached before it attends: history + 1 keys.
+        // Keyed by cached history, the bundle's kv_decode axis (the step attends to one
+        // more key, the new token's).
         if (a.q_heads == q_heads && a.kv_heads == kv_heads && a.head_dim == card.attention.head_dim)
-          decode_.Add(static_cast<double>(a.batch), static_cast<double>(a.history + 1),
+          decode_.Add(static_cast<double>(a.batch), static_cast<double>(a.history),
                       row.measured_us);
         continue;
       }
@@ -160,7 +161,7 @@ class KernelDbOverrides : public KernelOverrides {
   AnalyticKernels analytic_;
   std::map<std::pair<int64_t, int64_t>, Curve> gemm_;
   std::map<std::string, Curve> gdn_;
-  Surface decode_;  // decode-only attention by (sequences, keys each), at this TP's heads
+  Surface decode_;  // decode-only attention by (sequences, cached history each), at this TP's heads
 };
 
 }  // namespace

@@ -73,7 +73,7 @@ double KernelRoofline::GemmUs(double m, double n, double k) const {
 // cost is that of a small memory-bound kernel, not a GEMM's (launch_s, fitted on GEMMs with
 // their tile setup and epilogue): the H200 table's single-token causal_conv1d_update is such
 // a kernel and fits gdn_update_launch_s (~1.8 us; a bare CUDA launch with event timing is
-// ~2 us). The measured RTX bundles' one-token norm and rotary rows (1.9-2.7 us) agree.
+// ~2 us). The measured RTX bundles' one-token norm and rotary rows (1.9-2.7 us; one 3.6 us) agree.
 double KernelRoofline::ElementwiseUs(double bytes) const {
   return (bytes / (bandwidth_ * c_.memory_efficiency) + c_.gdn_update_launch_s) * 1e6;
 }

@@ -124,8 +124,10 @@ TEST(AnalyticBundle, MixedStepsAreOneCallWithTheirOwnRows) {
     const AnalyticKernels k(card, hardware, 1);
     for (const auto& [chunk, history, n, kv] :
          {std::array<int64_t, 4>{16, 0, 1, 16384}, {512, 4096, 64, 2048}, {2048, 0, 256, 128}}) {
+      // kv_decode is a decode's cached history; it attends to that and its own new token.
       const double row = a.mixed.Lookup({double(chunk), double(history), double(n), double(kv)});
-      EXPECT_NEAR(row, k.AttentionMixedUs(chunk, history, n, kv), 1e-3);
+      EXPECT_NEAR(row, k.AttentionMixedUs(chunk, history, n, kv + 1), 1e-3);
+      EXPECT_NEAR(a.decode.Lookup({double(n), double(kv)}), k.AttentionDecodeUs(n, kv + 1), 1e-3);
       const double separate = a.prefill.Lookup({double(chunk), double(history)}) +
                               a.decode.Lookup({double(n), double(kv)});
       if (hardware.attention_backend.packs_gqa) {

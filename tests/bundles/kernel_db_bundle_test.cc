@@ -117,10 +117,26 @@ TEST(KernelDbBundle, BuildsADenseModelOnA100FromItsGemmTable) {
   fs::remove_all(dir);
 }
 
-// Decode-only attention comes from the generation table where it measured this TP's heads
-// (Llama: 32 query, 8 KV heads of 128 at TP 1): exact on its rows (batch 8 after 1,023
-// cached tokens: 1,024 keys), bilinear between them, and analytic outside them (one key is
-// below the table; the mixed and prefill rows are analytic throughout).
+// The generation table's mean time at (batch, cached history) for Llama's TP 1 heads (32
+// query, 8 KV heads of 128), or -1 where it has none.
+double MeasuredDecodeUs(const std::vector<MeasuredKernel>& rows, int64_t batch, int64_t history) {
+  double sum = 0;
+  int count = 0;
+  for (const MeasuredKernel& r : rows) {
+    const AttentionKernelShape& a = r.attention;
+    if (a.batch == batch && a.history == history && a.q_heads == 32 && a.kv_heads == 8 &&
+        a.head_dim == 128) {
+      sum += r.measured_us;
+      ++count;
+    }
+  }
+  return count == 0 ? -1.0 : sum / count;
+}
+
+// Decode-only attention comes from the generation table where it measured this TP's heads:
+// keyed, like the bundle's kv_decode axis, by cached history (the table's 1,023 is 1,024
+// keys), bilinear between its rows, and analytic outside them; the mixed and prefill rows
+// are analytic throughout.
 TEST(KernelDbBundle, DecodeAttentionIsMeasuredWhereTheTableHasTheHeads) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const fs::path dir =
@@ -136,25 +152,25 @@ TEST(KernelDbBundle, DecodeAttentionIsMeasuredWhereTheTableHasTheHeads) {
   std::vector<MeasuredKernel> rows;
   ReadGenerationAttentionTable(KernelFilesOf(Tables(), "h100_sxm").generation_attention, rows);
   const auto measured = [&](int64_t batch, int64_t history) {
-    for (const MeasuredKernel& r : rows) {
-      const AttentionKernelShape& a = r.attention;
-      if (a.batch == batch && a.history == history && a.q_heads == 32 && a.kv_heads == 8 &&
-          a.head_dim == 128)
-        return r.measured_us;
-    }
-    return -1.0;
+    return MeasuredDecodeUs(rows, batch, history);
   };
   const double at_8 = measured(8, 1023), at_16 = measured(16, 1023);
+  const double next_8 = measured(8, 2047), next_16 = measured(16, 2047);
   ASSERT_GT(at_8, 0);
   ASSERT_GT(at_16, 0);
+  ASSERT_LE(at_8, next_8);  // so the cap leaves both alone
+  ASSERT_LE(at_16, next_16);
+  // The bundle's row at 1,024 cached tokens lies 1/1,024 of the way from 1,023 to 2,047.
+  const auto at_1024 = [](double lo, double hi) { return lo + (hi - lo) / 1024; };
   const GridTable& decode = bundle.ForTp(1).attention.decode;
-  EXPECT_NEAR(decode.Lookup({8, 1024}), at_8, 1e-3);
-  EXPECT_NEAR(decode.Lookup({12, 1024}), (at_8 + at_16) / 2, 1e-3);  // a grid row between them
-  // Between two key rows too (1,536 keys: halfway from 1,024 to 2,048).
-  ASSERT_LE(at_8, measured(8, 2047));  // so the cap leaves both alone
-  EXPECT_NEAR(decode.Lookup({8, 1536}), (at_8 + measured(8, 2047)) / 2, 1e-3);
-  EXPECT_EQ(decode.Lookup({8, 1}), analytic.ForTp(1).attention.decode.Lookup({8, 1}));
-  // A cell with a corner the table lacks (1,024 sequences of 131,072 keys do not fit the
+  EXPECT_NEAR(decode.Lookup({8, 1024}), at_1024(at_8, next_8), 1e-3);
+  EXPECT_NEAR(decode.Lookup({12, 1024}), (at_1024(at_8, next_8) + at_1024(at_16, next_16)) / 2,
+              1e-3);  // between batches
+  // One cached token is a row of the table (two keys), not the analytic model's.
+  ASSERT_GT(measured(8, 1), 0);
+  EXPECT_NEAR(decode.Lookup({8, 1}), measured(8, 1), 1e-3);
+  EXPECT_NE(decode.Lookup({8, 1}), analytic.ForTp(1).attention.decode.Lookup({8, 1}));
+  // A cell with a corner the table lacks (1,024 sequences of 131,072 tokens do not fit the
   // GPU, so they were not timed) is analytic, not extrapolated.
   ASSERT_LT(measured(1024, 131071), 0);
   EXPECT_EQ(decode.Lookup({1024, 131072}),
@@ -176,16 +192,24 @@ TEST(KernelDbBundle, ARepeatedDecodeMeasurementTakesTheMean) {
   const Bundle bundle = LoadBundle(dir.string());
   std::vector<MeasuredKernel> rows;
   ReadGenerationAttentionTable(KernelFilesOf(Tables(), "h200_sxm").generation_attention, rows);
-  std::vector<double> repeats;
-  for (const MeasuredKernel& r : rows) {
-    const AttentionKernelShape& a = r.attention;
-    if (a.batch == 8 && a.history == 1023 && a.q_heads == 32 && a.kv_heads == 8 &&
-        a.head_dim == 128)
-      repeats.push_back(r.measured_us);
-  }
-  ASSERT_EQ(repeats.size(), 2u);
-  ASSERT_NE(repeats[0], repeats[1]);
-  EXPECT_NEAR(bundle.ForTp(1).attention.decode.Lookup({8, 1024}), (repeats[0] + repeats[1]) / 2,
+  const auto repeats = [&](int64_t history) {
+    std::vector<double> out;
+    for (const MeasuredKernel& r : rows) {
+      const AttentionKernelShape& a = r.attention;
+      if (a.batch == 8 && a.history == history && a.q_heads == 32 && a.kv_heads == 8 &&
+          a.head_dim == 128)
+        out.push_back(r.measured_us);
+    }
+    return out;
+  };
+  const std::vector<double> at = repeats(1023), next = repeats(2047);
+  ASSERT_EQ(at.size(), 2u);
+  ASSERT_EQ(next.size(), 2u);
+  ASSERT_NE(at[0], at[1]);
+  const double mean = (at[0] + at[1]) / 2, next_mean = (next[0] + next[1]) / 2;
+  ASSERT_LE(mean, next_mean);  // the cap leaves both alone
+  // The row at 1,024 cached tokens, 1/1,024 of the way from the table's 1,023 to 2,047.
+  EXPECT_NEAR(bundle.ForTp(1).attention.decode.Lookup({8, 1024}), mean + (next_mean - mean) / 1024,
               1e-3);
   fs::remove_all(dir);
 }
