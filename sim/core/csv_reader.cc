@@ -1,6 +1,7 @@
 #include "core/csv_reader.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 #include "core/input_error.h"
@@ -99,6 +100,7 @@ double CsvReader::Number(std::string_view column) const {
   if (text.empty() || end != text.c_str() + text.size()) {
     Fail(column, "expected a number, got '" + text + "'");
   }
+  if (!std::isfinite(value)) Fail(column, "expected a finite number, got '" + text + "'");
   return value;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -21,7 +22,25 @@ struct Point {
   double us;
 };
 
-// Builds a complete regular grid from rows; refuses a grid with holes, naming the first.
+// A row's time: microseconds, finite (CsvReader checks) and not negative.
+double TimeUs(const CsvReader& csv) {
+  const double us = csv.Number("time_us");
+  if (us < 0) csv.Fail("time_us", "must not be negative");
+  return us;
+}
+
+std::string Coordinates(const std::vector<double>& x) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%.17g", x[i]);
+    out += (i ? ", " : "") + std::string(number);
+  }
+  return out + ")";
+}
+
+// Builds a complete regular grid from rows; refuses two rows at one point, and a grid with
+// holes, naming the first.
 GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::string& file,
                const std::string& what) {
   std::vector<std::set<double>> values(rank);
@@ -33,7 +52,11 @@ GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::st
   for (const auto& v : values)
     axes.emplace_back(v.begin(), v.end());
   GridTable table(axes);
+  std::set<std::vector<double>> seen;
   for (const Point& p : points) {
+    std::vector<double> at(p.x.begin(), p.x.begin() + static_cast<std::ptrdiff_t>(rank));
+    if (!seen.insert(at).second)
+      throw InputError(file, 0, what, "has two rows at " + Coordinates(at));
     std::vector<std::size_t> index(rank);
     for (std::size_t i = 0; i < rank; ++i) {
       index[i] = static_cast<std::size_t>(AxisIndex(table.axis(i), p.x[i]));
@@ -52,8 +75,7 @@ std::map<std::string, GridTable> ReadCurves(const std::string& file, std::string
   csv.RequireColumns({"layer", x_column, "time_us"});
   std::map<std::string, std::vector<Point>> by_kernel;
   while (csv.Next()) {
-    const double us = csv.Number("time_us");
-    if (us < 0) csv.Fail("time_us", "must not be negative");
+    const double us = TimeUs(csv);
     by_kernel[std::string(csv.Text("layer"))].push_back(
         {{static_cast<double>(csv.Int(x_column))}, us});
   }
@@ -77,7 +99,7 @@ AttentionTables ReadAttention(const std::string& file) {
     const double key = csv.Number(key_column);
     const auto n = static_cast<double>(csv.Int("n_decode"));
     const auto kv = static_cast<double>(csv.Int("kv_decode"));
-    const double us = csv.Number("time_us");
+    const double us = TimeUs(csv);
     if (chunk > 0 && n > 0) {
       mixed.push_back({{chunk, key, n, kv}, us});
     } else if (chunk > 0) {
@@ -120,7 +142,7 @@ std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& fi
     const std::string kernel(csv.Text("layer"));
     const auto tokens = static_cast<double>(csv.Int("prefill_tokens"));
     const auto n = static_cast<double>(csv.Int("n_decode"));
-    const double us = csv.Number("time_us");
+    const double us = TimeUs(csv);
     if (tokens > 0 && n > 0) {
       mixed[kernel].push_back({{tokens, n}, us});
     } else if (tokens > 0) {
@@ -161,7 +183,7 @@ GridTable ReadMoe(const std::string& file) {
     if (has_ep && csv.Int("ep") != 1) continue;
     points.push_back({{static_cast<double>(csv.Int("tokens")),
                        static_cast<double>(csv.Int("activated_experts"))},
-                      csv.Number("time_us")});
+                      TimeUs(csv)});
   }
   std::set<double> tokens, experts;
   for (const Point& p : points) {
@@ -206,7 +228,7 @@ BundleTables ReadTp(const fs::path& dir, int tp) {
     csv.RequireColumns({"bytes", "time_us"});
     std::vector<Point> points;
     while (csv.Next())
-      points.push_back({{static_cast<double>(csv.Int("bytes"))}, csv.Number("time_us")});
+      points.push_back({{static_cast<double>(csv.Int("bytes"))}, TimeUs(csv)});
     tables.allreduce = Grid(points, 1, file, "allreduce");
   }
   return tables;

@@ -257,6 +257,34 @@ TEST(Bundle, ARunReadsOnlyItsOwnTp) {
       << absent.what();
 }
 
+// A time that is not a finite, non-negative number would poison every step that reads it;
+// each table refuses one, naming its file, line and column.
+TEST(Bundle, ATimeMustBeAFiniteNonNegativeNumber) {
+  for (const auto& [file, row] : {std::pair{"dense.csv", "act_fn,2,nan"},
+                                  {"dense.csv", "act_fn,2,inf"},
+                                  {"dense.csv", "act_fn,2,1e400"},
+                                  {"attention.csv", "0,0,2,1000,-1"},
+                                  {"per_sequence.csv", "sampler,2,-inf"}}) {
+    SCOPED_TRACE(std::string(file) + ": " + row);
+    SyntheticBundle files;
+    testing::WriteDenseBundle(files);
+    std::ofstream(files.dir() + "/tp1/" + file, std::ios::app) << row << "\n";
+    const InputError e = testing::CatchInputError([&] { LoadBundle(files.dir()); });
+    EXPECT_EQ(e.field(), "time_us");
+    EXPECT_NE(std::string(e.what()).find(std::string("tp1/") + file + ":"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Bundle, TwoRowsAtOnePointAreRefused) {
+  SyntheticBundle files;
+  testing::WriteDenseBundle(files);
+  std::ofstream(files.dir() + "/tp1/dense.csv", std::ios::app) << "act_fn,1024,3\n";
+  const InputError e = testing::CatchInputError([&] { LoadBundle(files.dir()); });
+  EXPECT_EQ(e.field(), "act_fn");
+  EXPECT_TRUE(testing::Mentions(e, "has two rows at (1024)")) << e.what();
+}
+
 TEST(Bundle, MeasuredPublishedBundlesLoadAsTheyAre) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto perf = testing::SharedDataDir() / "profiles" / "llmservingsim" / "perf";
