@@ -116,8 +116,14 @@ void JsonError(JsonWriter& json, const KernelError& e) {
 }
 
 void Compare(const CompareOptions& options) {
-  const BundleComparison c =
-      CompareBundles(LoadBundle(options.candidate), LoadBundle(options.reference));
+  const Bundle candidate = LoadBundle(options.candidate);
+  const Bundle reference = LoadBundle(options.reference);
+  // Comparing across models or GPUs is allowed (a proxy's error), but rarely meant.
+  for (const std::string& mismatch :
+       BundleMismatches(candidate, reference.model, reference.hardware))
+    std::fprintf(stderr, "fleetsim: warning: B is another model's or GPU's: %s\n",
+                 mismatch.c_str());
+  const BundleComparison c = CompareBundles(candidate, reference);
   if (c.kinds.empty()) {
     throw OptionError("B", "the bundles share no TP degree and kernel to compare");
   }
@@ -170,6 +176,8 @@ struct CoverageOptions {
 void ReportCoverage(const CoverageOptions& options) {
   const ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
   const Bundle bundle = LoadBundle(options.bundle);
+  for (const std::string& mismatch : BundleMismatches(bundle, card.name, ""))
+    std::fprintf(stderr, "fleetsim: warning: %s\n", mismatch.c_str());
   std::string missing;
   for (int tp : bundle.TpDegrees()) {
     std::printf("tp%d\n", tp);

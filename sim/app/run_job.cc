@@ -1,6 +1,7 @@
 #include "app/run_job.h"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 
@@ -58,6 +59,12 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ClusterConfig cluster = LoadClusterConfig(job.cluster);
   const FleetSetup fleet = BuildOnEveryRank(cluster, comm);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
+    for (const std::string& warning : fleet.warnings)
+      std::fprintf(stderr, "fleetsim: warning: %s\n", warning.c_str());
+  }
   const std::string workload = ResolveWorkload(job.workload);
   // Only rank 0 opens (and reads) the workload; the run sends the others their arrivals.
   std::unique_ptr<WorkloadWindow> source;

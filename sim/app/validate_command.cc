@@ -193,10 +193,14 @@ void Validate(const ValidateOptions& options) {
                                         "to size the KV cache from the GPU");
   }
   const auto step_overhead = static_cast<int64_t>(std::llround(options.step_overhead_us * 1000));
+  ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
+  Bundle bundle = LoadBundle(options.bundle, config.tensor_parallel_size);
+  for (const std::string& mismatch :
+       BundleMismatches(bundle, card.name, budget.hardware ? budget.hardware->name : ""))
+    std::fprintf(stderr, "fleetsim: warning: %s\n", mismatch.c_str());
   const EngineSetup setup =
-      BuildEngineSetup(ModelCatalog(ModelsDir()).Load(options.model),
-                       LoadBundle(options.bundle, config.tensor_parallel_size), config, budget,
-                       step_overhead, [&](std::string_view setting, const std::string& message) {
+      BuildEngineSetup(std::move(card), std::move(bundle), config, budget, step_overhead,
+                       [&](std::string_view setting, const std::string& message) {
                          return MetaError(meta_file, setting, message);
                        });
   std::unique_ptr<Instance> instance = setup.MakeInstance();

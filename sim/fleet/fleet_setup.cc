@@ -61,9 +61,15 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
     const std::string bundle = group.bundle == "analytic"
                                    ? CachedAnalyticBundle(card, *group.budget.hardware)
                                    : group.bundle;
-    fleet.groups.push_back(BuildEngineSetup(
-        std::move(card), LoadBundle(bundle, group.engine.tensor_parallel_size), group.engine,
-        group.budget, static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
+    Bundle tables = LoadBundle(bundle, group.engine.tensor_parallel_size);
+    for (const std::string& mismatch :
+         BundleMismatches(tables, card.name, group.budget.hardware->name)) {
+      fleet.warnings.push_back(group.file + ":" + std::to_string(group.line) +
+                               ": instance_groups." + group.name + ": " + mismatch);
+    }
+    fleet.groups.push_back(
+        BuildEngineSetup(std::move(card), std::move(tables), group.engine, group.budget,
+                         static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
   }
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)

@@ -26,6 +26,8 @@ struct FleetSetup {
   ClusterConfig cluster;
   std::vector<EngineSetup> groups;           // by group index
   std::vector<FleetInstanceInfo> instances;  // by instance id
+  // Groups whose bundle says it is for another model or GPU (allowed, but worth saying).
+  std::vector<std::string> warnings;
 
   // The rank of every instance, by instance id: each rank an equal contiguous share of
   // every group. The partition never changes results, only speed.

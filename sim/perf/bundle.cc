@@ -1,6 +1,7 @@
 #include "perf/bundle.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -234,6 +235,23 @@ BundleTables ReadTp(const fs::path& dir, int tp) {
   return tables;
 }
 
+// Lower-case letters and digits of a name's last path part.
+std::string NameKey(std::string_view name) {
+  if (const auto slash = name.rfind('/'); slash != std::string_view::npos)
+    name = name.substr(slash + 1);
+  std::string key;
+  for (const char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+bool SameName(const std::string& a, const std::string& b) {
+  const std::string x = NameKey(a), y = NameKey(b);
+  return x.rfind(y, 0) == 0 || y.rfind(x, 0) == 0;
+}
+
 void ReadMeta(const fs::path& dir, Bundle& bundle) {
   const YamlSection meta = LoadYamlFile((dir / "meta.yaml").string());
   bundle.hardware = meta.GetOr<std::string>("hardware", "");
@@ -310,6 +328,20 @@ Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp) {
   if (bundle.per_tp.empty() && bundle.unread_tp.empty())
     throw InputError(dir, 0, "", "no tp<N>/ folders in the bundle");
   return bundle;
+}
+
+std::vector<std::string> BundleMismatches(const Bundle& bundle, const std::string& model,
+                                          const std::string& hardware) {
+  std::vector<std::string> out;
+  if (!bundle.model.empty() && !model.empty() && !SameName(bundle.model, model)) {
+    out.push_back("the bundle " + bundle.dir + " is for model '" + bundle.model + "', not " +
+                  model + ": its times are that model's");
+  }
+  if (!bundle.hardware.empty() && !hardware.empty() && !SameName(bundle.hardware, hardware)) {
+    out.push_back("the bundle " + bundle.dir + " was measured or built on '" + bundle.hardware +
+                  "', not " + hardware + ": its times are that GPU's");
+  }
+  return out;
 }
 
 }  // namespace fleetsim

@@ -80,4 +80,11 @@ struct Bundle {
 // one; a large bundle's other degrees would cost most of its loading time).
 Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp = std::nullopt);
 
+// What a bundle's meta.yaml says it was measured or built for and `model` / `hardware` are
+// not (one line each; empty when they agree or meta.yaml does not say). Names are compared
+// by their letters and digits, and one may extend the other: a published bundle's
+// "meta-llama/Llama-3.1-8B" on "RTX4090" is llama-3.1-8b on RTX-4090.
+std::vector<std::string> BundleMismatches(const Bundle& bundle, const std::string& model,
+                                          const std::string& hardware);
+
 }  // namespace fleetsim

@@ -153,6 +153,32 @@ TEST_F(RunCli, HybridStepsAndHitsAlignTo784) {
   EXPECT_EQ(Csv("hybrid.instances.csv")[0].at("block_size"), "784");
 }
 
+// A bundle measured on another GPU runs (a proxy can be deliberate), but the run says so,
+// naming the group's line; the same bundle on its own GPU says nothing.
+TEST_F(RunCli, ABundleForAnotherGpuIsRunWithAWarning) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});  // meta.yaml: qwen3.8-27b on H200-SXM
+  Write("trace.jsonl",
+        "{\"id\": \"r0\", \"arrival_s\": 0, \"input_tokens\": 100, "
+        "\"output_tokens\": 4}\n");
+  for (const char* gpu : {"RTX-PRO-6000", "H200-SXM"}) {
+    SCOPED_TRACE(gpu);
+    Write("cluster.yaml", std::string("instance_groups:\n  - name: g\n    model: qwen3.8-27b\n") +
+                              "    hardware: " + gpu + "\n    bundle: " + bundle.dir() +
+                              "\n    tp: 1\n    engine: {max_model_len: 32768}\n");
+    const auto r = RunFleetsim("run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                               Path("trace.jsonl") + " --output " + Path("w.h5"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const bool other = std::string(gpu) != "H200-SXM";
+    EXPECT_EQ(
+        r.err.find("cluster.yaml:2: instance_groups.g: the bundle " + bundle.dir() +
+                   " was measured or built on 'H200-SXM', not RTX-PRO-6000") != std::string::npos,
+        other)
+        << r.err;
+    EXPECT_EQ(r.err.find("warning") != std::string::npos, other) << r.err;
+  }
+}
+
 TEST_F(RunCli, RoundRobinOverReplicas) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});

@@ -285,6 +285,32 @@ TEST(Bundle, TwoRowsAtOnePointAreRefused) {
   EXPECT_TRUE(testing::Mentions(e, "has two rows at (1024)")) << e.what();
 }
 
+// Published bundles spell names their own way; the letters and digits decide, and one name
+// may extend the other (a checkpoint's "-Instruct-2507").
+TEST(Bundle, MismatchesCompareNamesByTheirLettersAndDigits) {
+  Bundle b;
+  b.dir = "B";
+  b.model = "meta-llama/Llama-3.1-8B";
+  b.hardware = "RTX4090";
+  EXPECT_TRUE(BundleMismatches(b, "llama-3.1-8b", "RTX-4090").empty());
+  b.model = "Qwen/Qwen3-30B-A3B-Instruct-2507";
+  b.hardware = "RTXPRO6000";
+  EXPECT_TRUE(BundleMismatches(b, "qwen3-30b-a3b", "RTX-PRO-6000").empty());
+  b.model = "qwen3.8-27b";
+  b.hardware = "H200-SXM";
+  const std::vector<std::string> both = BundleMismatches(b, "qwen3-8b", "H100-SXM");
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0],
+            "the bundle B is for model 'qwen3.8-27b', not qwen3-8b: its times are that "
+            "model's");
+  EXPECT_EQ(both[1],
+            "the bundle B was measured or built on 'H200-SXM', not H100-SXM: its times "
+            "are that GPU's");
+  b.model.clear();
+  b.hardware.clear();  // meta.yaml says neither: nothing to compare
+  EXPECT_TRUE(BundleMismatches(b, "qwen3-8b", "H100-SXM").empty());
+}
+
 TEST(Bundle, MeasuredPublishedBundlesLoadAsTheyAre) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto perf = testing::SharedDataDir() / "profiles" / "llmservingsim" / "perf";
