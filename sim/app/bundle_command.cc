@@ -173,6 +173,15 @@ struct CoverageOptions {
   std::string model;
 };
 
+// The bundle file a coverage row's kernel is read from.
+std::string TableOf(const CoverageRow& row) {
+  if (row.block == "moe") return "moe.csv";
+  if (row.kernel == "lm_head" || row.kernel == "sampler") return "per_sequence.csv";
+  if (row.regime != "all")
+    return row.block == "linear_attention" ? "linear_attention.csv" : "attention.csv";
+  return "dense.csv";
+}
+
 void ReportCoverage(const CoverageOptions& options) {
   const ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
   const Bundle bundle = LoadBundle(options.bundle);
@@ -189,8 +198,9 @@ void ReportCoverage(const CoverageOptions& options) {
       std::printf("  %-17s %-8s %-22s %s\n", row.block.c_str(), row.regime.c_str(),
                   row.kernel.c_str(), state.c_str());
       if (row.required && !row.covered) {
-        missing += (missing.empty() ? "" : ", ") + std::string("tp") + std::to_string(tp) + " " +
-                   row.block + "/" + row.kernel;
+        missing += (missing.empty() ? "" : ", ") + std::string("tp") + std::to_string(tp) + "/" +
+                   TableOf(row) + " " + row.kernel + " (" + row.block +
+                   (row.regime == "all" ? "" : ", " + row.regime) + ")";
       }
     }
   }
@@ -225,11 +235,12 @@ void RunCalibration(const CalibrateOptions& options) {
     JsonWriter json(std::cout);
     WriteJson(json, result.fitted);
   }
-  std::printf("%-10s %-18s %7s %16s %16s\n", "gpu", "class", "rows", "MAPE before", "MAPE after");
+  std::printf("%-10s %-18s %7s %16s %16s %11s\n", "gpu", "class", "rows", "MAPE before",
+              "MAPE after", "bias after");
   for (const ClassCalibration& c : result.classes) {
-    std::printf("%-10s %-18s %7lld %15.1f%% %15.1f%%\n", c.system.c_str(),
+    std::printf("%-10s %-18s %7lld %15.1f%% %15.1f%% %+10.1f%%\n", c.system.c_str(),
                 std::string(NameOf(c.cls)).c_str(), static_cast<long long>(c.after.rows),
-                100 * c.before.mape, 100 * c.after.mape);
+                100 * c.before.mape, 100 * c.after.mape, 100 * c.after.bias);
   }
 }
 
@@ -260,7 +271,8 @@ void CompareKernels(const CompareKernelsOptions& options) {
     if (!c.worst.empty()) {
       const RowError& w = c.worst.front();
       char buf[256];
-      std::snprintf(buf, sizeof buf, "line %d: %s, %.1f vs %.1f us", w.line, w.shape.c_str(),
+      std::snprintf(buf, sizeof buf, "%s:%d: %s, %.1f vs %.1f us",
+                    std::filesystem::path(c.file).filename().c_str(), w.line, w.shape.c_str(),
                     w.predicted_us, w.measured_us);
       worst = buf;
     }

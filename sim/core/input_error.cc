@@ -17,7 +17,8 @@ InputError::InputError(std::string file, int line, std::string field, const std:
     : std::runtime_error(Locate(file, line, field, message)),
       file_(std::move(file)),
       line_(line),
-      field_(std::move(field)) {}
+      field_(std::move(field)),
+      message_(message) {}
 
 InputError OptionError(const std::string& option, const std::string& message) {
   return InputError("command line", 0, option, message);

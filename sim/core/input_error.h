@@ -18,11 +18,14 @@ class InputError : public std::runtime_error {
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   const std::string& field() const { return field_; }
+  // The message without its location, for an error raised again at another place.
+  const std::string& message() const { return message_; }
 
  private:
   std::string file_;
   int line_;
   std::string field_;
+  std::string message_;
 };
 
 // An error in a command-line option: names the option instead of a file.

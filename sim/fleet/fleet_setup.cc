@@ -54,7 +54,8 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
       try {
         return catalog.Load(group.model);
       } catch (const InputError& e) {
-        throw error("model", e.what());
+        // A catalog name is this line's error; a config.json's own error keeps its place.
+        throw error("model", e.line() > 0 ? e.what() : e.message());
       }
     }();
     // `analytic`: fleetsim's own bundle for this model and GPU, built once and cached.

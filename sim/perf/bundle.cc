@@ -265,6 +265,15 @@ void ReadMeta(const fs::path& dir, Bundle& bundle) {
     meta.Fail("source",
               "unknown source '" + bundle.source + "' (accepted: measured, kernel-db, analytic)");
   }
+  // A degree meta.yaml lists must have its tables: a bundle copied without one would
+  // otherwise pass for complete.
+  if (meta.Has("tp_degrees")) {
+    for (const int tp : meta.GetList<int>("tp_degrees")) {
+      if (!fs::is_directory(dir / ("tp" + std::to_string(tp))))
+        meta.Fail("tp_degrees", "lists TP " + std::to_string(tp) + ", but the bundle has no tp" +
+                                    std::to_string(tp) + "/ folder");
+    }
+  }
   if (auto effective = meta.FindChild("engine_effective")) {
     bundle.block_size = effective->Find<int>("block_size");
     bundle.enforce_eager = effective->GetOr<bool>("enforce_eager", false);

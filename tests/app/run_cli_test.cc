@@ -317,6 +317,10 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
   Write("unknown_key.yaml", group + "    colour: blue\n");
   Write("tp_too_big.yaml", group + "    tp: 16\n");
   Write("good.yaml", group + "    engine: {num_gpu_blocks: 200}\n");
+  Write("unknown_model.yaml",
+        "instance_groups:\n  - name: g\n    model: llama-9\n    hardware: H200-SXM\n"
+        "    bundle: " +
+            bundle.dir() + "\n");
   struct Case {
     std::string cluster, workload, mention;
   };
@@ -325,6 +329,9 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
        "unknown_key.yaml:6: instance_groups[0].colour: unknown key"},
       {"tp_too_big.yaml", "good.jsonl", "tp_too_big.yaml:6: instance_groups[0].tp"},
       {"good.yaml", "bad.jsonl", "bad.jsonl:2: input_tokens: expected an integer"},
+      // The config's line and field, not the command line's.
+      {"unknown_model.yaml", "good.jsonl",
+       "unknown_model.yaml:2: instance_groups.g.model: unknown model 'llama-9' (known: "},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.cluster + " " + c.workload);

@@ -133,7 +133,10 @@ TEST(Coverage, ReportsPerBlockAndRegimeAndFindsWhatIsMissing) {
   // The CLI refuses it in one line, exit 2.
   const auto r = testing::RunFleetsim("bundle coverage " + dense.dir() + " --model qwen3.8-27b");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("missing"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tp1/dense.csv gdn_in_proj (linear_attention)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("tp1/linear_attention.csv (any regime kernel) (linear_attention, decode)"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(
       testing::RunFleetsim("bundle coverage " + hybrid.dir() + " --model qwen3.8-27b").exit_code,
       0);

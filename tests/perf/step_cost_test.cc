@@ -276,6 +276,17 @@ TEST(Bundle, ATimeMustBeAFiniteNonNegativeNumber) {
   }
 }
 
+// A bundle copied without one of the degrees its meta.yaml lists is refused, not read as
+// if it had only the others.
+TEST(Bundle, EveryDegreeMetaListsHasItsTables) {
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  std::ofstream(files.dir() + "/meta.yaml", std::ios::app) << "tp_degrees: [1, 2]\n";
+  const InputError e = testing::CatchInputError([&] { LoadBundle(files.dir()); });
+  EXPECT_EQ(e.field(), "tp_degrees");
+  EXPECT_TRUE(testing::Mentions(e, "lists TP 2, but the bundle has no tp2/ folder")) << e.what();
+}
+
 TEST(Bundle, TwoRowsAtOnePointAreRefused) {
   SyntheticBundle files;
   testing::WriteDenseBundle(files);
