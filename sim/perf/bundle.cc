@@ -53,14 +53,15 @@ GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::st
   for (const auto& v : values)
     axes.emplace_back(v.begin(), v.end());
   GridTable table(axes);
-  std::set<std::vector<double>> seen;
   for (const Point& p : points) {
-    std::vector<double> at(p.x.begin(), p.x.begin() + static_cast<std::ptrdiff_t>(rank));
-    if (!seen.insert(at).second)
-      throw InputError(file, 0, what, "has two rows at " + Coordinates(at));
     std::vector<std::size_t> index(rank);
     for (std::size_t i = 0; i < rank; ++i) {
       index[i] = static_cast<std::size_t>(AxisIndex(table.axis(i), p.x[i]));
+    }
+    if (table.IsSet(index)) {
+      throw InputError(
+          file, 0, what,
+          "has two rows at " + Coordinates({p.x.begin(), p.x.begin() + static_cast<long>(rank)}));
     }
     table.Set(index, p.us);
   }
