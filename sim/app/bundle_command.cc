@@ -256,6 +256,18 @@ struct CompareKernelsOptions {
 void CompareKernels(const CompareKernelsOptions& options) {
   const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), options.hardware);
   const MeasuredTables tables = LoadMeasuredKernels(options.data, options.system);
+  // Another GPU's tables can be meant (how far a proxy is), but rarely are.
+  const std::string own = [&] {
+    try {
+      return KernelDbSystemOf(hardware);
+    } catch (const InputError&) {
+      return std::string();  // no kernel tables for this GPU
+    }
+  }();
+  if (own != options.system) {
+    std::fprintf(stderr, "fleetsim: warning: %s's kernels against the %s tables, another GPU's\n",
+                 hardware.name.c_str(), options.system.c_str());
+  }
   const KernelRoofline roofline(hardware, Dtype::kBfloat16);
   const KernelErrorReport report = CompareWithMeasured(tables, roofline);
   if (options.json) {

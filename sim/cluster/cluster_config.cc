@@ -107,6 +107,9 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
+  for (const char* key : {"model", "bundle", "hardware", "tp"}) {
+    if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
+  }
   group.name = g.Get<std::string>("name");
   group.model = g.Get<std::string>("model");
   if (group.model.find('/') != std::string::npos) group.model = Resolve(base_dir, group.model);

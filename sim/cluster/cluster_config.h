@@ -21,8 +21,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cluster/routing_policy.h"
@@ -53,9 +55,15 @@ struct InstanceGroupConfig {
   EngineConfig engine;
   KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
   double step_overhead_us = static_cast<double>(kDefaultStepOverheadNs) / 1000.0;
-  // Where in the file the group is, for errors found while building it.
+  // Where in the file the group is, for errors found while building it: the group's line,
+  // and the lines of the keys it gives (model, bundle, hardware, tp).
   std::string file;
   int line = 0;
+  std::map<std::string, int, std::less<>> key_lines;
+  int LineOf(std::string_view key) const {
+    const auto it = key_lines.find(key);
+    return it == key_lines.end() ? line : it->second;
+  }
 };
 
 struct SloConfig {

@@ -47,7 +47,7 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
   const ModelCatalog catalog(ModelsDir());
   for (const InstanceGroupConfig& group : cluster.groups) {
     const SettingError error = [&](std::string_view setting, const std::string& message) {
-      return InputError(group.file, group.line,
+      return InputError(group.file, group.LineOf(setting),
                         "instance_groups." + group.name + "." + std::string(setting), message);
     };
     ModelCard card = [&] {
@@ -65,8 +65,8 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
     Bundle tables = LoadBundle(bundle, group.engine.tensor_parallel_size);
     for (const std::string& mismatch :
          BundleMismatches(tables, card.name, group.budget.hardware->name)) {
-      fleet.warnings.push_back(group.file + ":" + std::to_string(group.line) +
-                               ": instance_groups." + group.name + ": " + mismatch);
+      fleet.warnings.push_back(group.file + ":" + std::to_string(group.LineOf("bundle")) +
+                               ": instance_groups." + group.name + ".bundle: " + mismatch);
     }
     fleet.groups.push_back(
         BuildEngineSetup(std::move(card), std::move(tables), group.engine, group.budget,

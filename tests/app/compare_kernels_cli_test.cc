@@ -63,6 +63,21 @@ TEST(CompareKernelsCli, ReadsTheHeldOutA100Tables) {
   }
 }
 
+// Another GPU's tables are compared (a proxy's error can be the question), with a warning.
+TEST(CompareKernelsCli, AnotherGpusTablesWarn) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto other =
+      RunFleetsim("bundle compare-kernels --system h100_sxm --hardware A100-SXM-80GB --json");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.err.find("warning: A100-SXM-80GB's kernels against the h100_sxm tables"),
+            std::string::npos)
+      << other.err;
+  const auto own =
+      RunFleetsim("bundle compare-kernels --system h100_sxm --hardware H100-SXM --json");
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(own.err.find("warning"), std::string::npos) << own.err;
+}
+
 TEST(CompareKernelsCli, UnknownSystemIsOneLineAndExitTwo) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto r = RunFleetsim("bundle compare-kernels --system b200 --hardware B200");

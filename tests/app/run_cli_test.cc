@@ -171,7 +171,7 @@ TEST_F(RunCli, ABundleForAnotherGpuIsRunWithAWarning) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const bool other = std::string(gpu) != "H200-SXM";
     EXPECT_EQ(
-        r.err.find("cluster.yaml:2: instance_groups.g: the bundle " + bundle.dir() +
+        r.err.find("cluster.yaml:5: instance_groups.g.bundle: the bundle " + bundle.dir() +
                    " was measured or built on 'H200-SXM', not RTX-PRO-6000") != std::string::npos,
         other)
         << r.err;
@@ -331,7 +331,7 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
       {"good.yaml", "bad.jsonl", "bad.jsonl:2: input_tokens: expected an integer"},
       // The config's line and field, not the command line's.
       {"unknown_model.yaml", "good.jsonl",
-       "unknown_model.yaml:2: instance_groups.g.model: unknown model 'llama-9' (known: "},
+       "unknown_model.yaml:3: instance_groups.g.model: unknown model 'llama-9' (known: "},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.cluster + " " + c.workload);
