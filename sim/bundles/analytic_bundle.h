@@ -43,7 +43,9 @@ struct BundleRecipe {
 std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& hardware);
 
 // Writes meta.yaml and tp<N>/ tables under `dir` (replacing what was there, atomically
-// by rename). A TP that does not divide the heads is an InputError naming the field.
+// by rename). `dir` must be new, empty or a bundle fleetsim wrote: any other folder is an
+// InputError, left untouched. A TP that does not divide the heads is an InputError naming
+// the field.
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& dir);
 // The same with a recipe; kernel origins (measured / analytic / mixed) go to meta.yaml.

@@ -168,10 +168,15 @@ class KernelDbOverrides : public KernelOverrides {
 
 // The A100's tables are held out of the analytic fit (`bundle compare-kernels` judges the
 // model on them), but nothing stops a bundle from using what they measured.
-std::string KernelDbSystemOf(const HardwareSpec& hardware) {
+std::optional<std::string> KernelDbSystemFor(const HardwareSpec& hardware) {
   if (hardware.name == "A100-SXM-80GB") return "a100_sxm";
   if (hardware.name == "H100-SXM") return "h100_sxm";
   if (hardware.name == "H200-SXM") return "h200_sxm";
+  return std::nullopt;
+}
+
+std::string KernelDbSystemOf(const HardwareSpec& hardware) {
+  if (std::optional<std::string> system = KernelDbSystemFor(hardware)) return *system;
   throw OptionError("--hardware",
                     "kernel-db tables exist for A100-SXM-80GB, H100-SXM and H200-SXM, not " +
                         hardware.name + " (use --source analytic)");

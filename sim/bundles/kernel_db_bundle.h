@@ -16,6 +16,7 @@
 //   WriteKernelDbBundle(card, h200, {1, 2, 4, 8}, "../shared/data/profiles/aiconfigurator", "out");
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,9 @@
 
 namespace fleetsim {
 
-// The aiconfigurator system folder of a catalog GPU ("h200_sxm"); an InputError naming
-// the GPUs with tables otherwise.
+// The aiconfigurator system folder of a catalog GPU ("h200_sxm"), if it has tables.
+std::optional<std::string> KernelDbSystemFor(const HardwareSpec& hardware);
+// The same, or an InputError naming the GPUs with tables.
 std::string KernelDbSystemOf(const HardwareSpec& hardware);
 
 void WriteKernelDbBundle(const ModelCard& card, const HardwareSpec& hardware,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -30,16 +29,6 @@ double TimeUs(const CsvReader& csv) {
   return us;
 }
 
-std::string Coordinates(const std::vector<double>& x) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    char number[32];
-    std::snprintf(number, sizeof number, "%.17g", x[i]);
-    out += (i ? ", " : "") + std::string(number);
-  }
-  return out + ")";
-}
-
 // Builds a complete regular grid from rows; refuses two rows at one point, and a grid with
 // holes, naming the first.
 GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::string& file,
@@ -58,11 +47,8 @@ GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::st
     for (std::size_t i = 0; i < rank; ++i) {
       index[i] = static_cast<std::size_t>(AxisIndex(table.axis(i), p.x[i]));
     }
-    if (table.IsSet(index)) {
-      throw InputError(
-          file, 0, what,
-          "has two rows at " + Coordinates({p.x.begin(), p.x.begin() + static_cast<long>(rank)}));
-    }
+    if (table.IsSet(index))
+      throw InputError(file, 0, what, "has two rows at " + table.PointText(index));
     table.Set(index, p.us);
   }
   table.FillHoles();

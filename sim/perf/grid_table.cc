@@ -58,16 +58,23 @@ double GridTable::At(const std::vector<std::size_t>& index) const {
   return values_[Flatten(index)];
 }
 
+std::string GridTable::PointTextAt(std::size_t flat) const {
+  std::string text = "(";
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const std::size_t index = flat / strides_[i] % axes_[i].size();
+    const double x = axes_[i][index];
+    text += (i == 0 ? "" : ", ") + std::to_string(static_cast<int64_t>(std::llround(x)));
+  }
+  return text + ")";
+}
+
+std::string GridTable::PointText(const std::vector<std::size_t>& index) const {
+  return PointTextAt(Flatten(index));
+}
+
 std::string GridTable::FirstMissingPoint() const {
   for (std::size_t flat = 0; flat < set_.size(); ++flat) {
-    if (set_[flat]) continue;
-    std::string text = "(";
-    for (std::size_t i = 0; i < axes_.size(); ++i) {
-      const std::size_t index = flat / strides_[i] % axes_[i].size();
-      const double x = axes_[i][index];
-      text += (i == 0 ? "" : ", ") + std::to_string(static_cast<int64_t>(std::llround(x)));
-    }
-    return text + ")";
+    if (!set_[flat]) return PointTextAt(flat);
   }
   return "";
 }

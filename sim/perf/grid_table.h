@@ -40,7 +40,9 @@ class GridTable {
   std::vector<double> PointAt(std::size_t flat) const;
   double ValueAt(std::size_t flat) const { return values_[flat]; }
   double At(const std::vector<std::size_t>& index) const;
-  // The first grid point without a value, as "(x, y, ...)", or "" when complete.
+  // The grid point at `index`, as "(x, y, ...)".
+  std::string PointText(const std::vector<std::size_t>& index) const;
+  // The first grid point without a value, as PointText writes it, or "" when complete.
   std::string FirstMissingPoint() const;
   // Completes a grid that is the union of several sweeps: each hole is interpolated
   // linearly along one axis between the nearest set points on both sides (axes in order,
@@ -75,6 +77,7 @@ class GridTable {
 
  private:
   std::size_t Flatten(const std::vector<std::size_t>& index) const;
+  std::string PointTextAt(std::size_t flat) const;
   Position PositionOn(std::size_t axis, double x) const;
   // The corner sum at a point, whether the point left an axis' range, and (kNeedSet)
   // whether a corner it weighs has no value.

@@ -77,48 +77,50 @@ void Require(bool present, const Bundle& bundle, const std::string& what, const 
 
 std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables) {
   std::vector<CoverageRow> rows;
-  const auto add = [&rows](const char* block, const char* regime, const std::string& kernel,
-                           bool required, bool covered, const std::string& fused_into = "") {
-    rows.push_back({block, regime, kernel, required, covered, fused_into});
+  const auto add = [&rows](const char* table, const char* block, const char* regime,
+                           const std::string& kernel, bool required, bool covered,
+                           const std::string& fused_into = "") {
+    rows.push_back({block, regime, kernel, required, covered, fused_into, table});
   };
   auto dense = [&](const char* block, const auto& specs) {
     for (const KernelSpec& spec : specs) {
       const std::string carrier = CarriedBy(spec, tables);
-      add(block, "all", spec.name, Needed(spec, card), !carrier.empty(),
+      add("dense.csv", block, "all", spec.name, Needed(spec, card), !carrier.empty(),
           carrier == spec.name ? "" : carrier);
     }
   };
   dense("head", std::initializer_list<KernelSpec>{{"embedding", 1, Need::kAlways},
                                                   {"final_layernorm", 1, Need::kAlways}});
-  add("head", "all", "lm_head", true, tables.per_sequence.contains("lm_head"));
-  add("head", "all", "sampler", false, tables.per_sequence.contains("sampler"));
+  add("per_sequence.csv", "head", "all", "lm_head", true, tables.per_sequence.contains("lm_head"));
+  add("per_sequence.csv", "head", "all", "sampler", false, tables.per_sequence.contains("sampler"));
   if (card.CountLayers(LayerType::kFullAttention) > 0) {
     dense("full_attention", kFullAttentionKernels);
-    add("full_attention", "prefill", "attention", true, !tables.attention.prefill.empty());
-    add("full_attention", "decode", "attention", true, !tables.attention.decode.empty());
-    add("full_attention", "mixed", "attention", true,
-        !tables.attention.mixed.empty() ||
-            (!tables.attention.prefill.empty() && !tables.attention.decode.empty()));
+    const AttentionTables& a = tables.attention;
+    add("attention.csv", "full_attention", "prefill", "attention", true, !a.prefill.empty());
+    add("attention.csv", "full_attention", "decode", "attention", true, !a.decode.empty());
+    add("attention.csv", "full_attention", "mixed", "attention", true,
+        !a.mixed.empty() || (!a.prefill.empty() && !a.decode.empty()));
   }
   if (card.IsHybrid()) {
     dense("linear_attention", kGdnKernels);
+    const char* regimes[3] = {"prefill", "decode", "mixed"};
     bool any[3] = {false, false, false};
     for (const auto& [kernel, t] : tables.linear_attention) {
-      const GridTable* regimes[3] = {&t.prefill, &t.decode, &t.mixed};
-      const char* names[3] = {"prefill", "decode", "mixed"};
+      const GridTable* tables_by_regime[3] = {&t.prefill, &t.decode, &t.mixed};
       for (int r = 0; r < 3; ++r) {
-        if (regimes[r]->empty()) continue;
-        add("linear_attention", names[r], kernel, false, true);
+        if (tables_by_regime[r]->empty()) continue;
+        add("linear_attention.csv", "linear_attention", regimes[r], kernel, false, true);
         any[r] = true;
       }
     }
     for (int r = 0; r < 3; ++r) {
-      const char* names[3] = {"prefill", "decode", "mixed"};
-      if (!any[r]) add("linear_attention", names[r], "(any regime kernel)", true, false);
+      if (!any[r])
+        add("linear_attention.csv", "linear_attention", regimes[r], "(any regime kernel)", true,
+            false);
     }
   }
   if (card.CountMoeLayers() < card.NumLayers()) dense("mlp", kMlpKernels);
-  if (card.CountMoeLayers() > 0) add("moe", "all", "moe", true, tables.moe.has_value());
+  if (card.CountMoeLayers() > 0) add("moe.csv", "moe", "all", "moe", true, tables.moe.has_value());
   return rows;
 }
 

@@ -42,6 +42,7 @@ struct CoverageRow {
   bool required = false;
   bool covered = false;
   std::string fused_into;  // the fused kernel that carries it, when not its own row
+  std::string table;       // the bundle file it is read from, e.g. "dense.csv"
 };
 std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables);
 

@@ -169,7 +169,7 @@ TEST(Coverage, NamesTheFusedKernelThatCarriesAKernel) {
 TEST(Coverage, PackedAndHistoricalGdnLayoutsAreNeverMixed) {
   SyntheticBundle b;
   testing::WriteHybridBundle(b, {1});
-  std::ofstream(b.dir() + "/tp1/linear_attention.csv", std::ios::app) << "gdn_core,64,0,5\n";
+  b.Append("tp1/linear_attention.csv", "gdn_core,64,0,5");
   const InputError e = testing::CatchInputError([&] { LoadBundle(b.dir()); });
   EXPECT_EQ(e.field(), "gdn_core");
 }

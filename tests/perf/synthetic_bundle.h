@@ -27,6 +27,10 @@ class SyntheticBundle {
   std::string dir() const { return dir_.string(); }
 
   void Meta(const std::string& text) { std::ofstream(dir_ / "meta.yaml") << text; }
+  // Adds `line` to the end of `file` (relative to the bundle, e.g. "tp1/dense.csv").
+  void Append(const std::string& file, const std::string& line) {
+    std::ofstream(dir_ / file, std::ios::app) << line << '\n';
+  }
 
   // Dense kernels: 1 + 0.01 * tokens us at tokens 1, 1024, 8192 (or at `tokens`, appended
   // to the kernels written before when `tokens` is given).
