@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev                     # configs (and HF config.json)
   libcli11-dev                        # command line
   libgtest-dev                        # tests
+  clang-format git                    # tests/style: the formatting check
   slurm-wlm munge                     # tests/slurm: a one-node Slurm (slurmctld, slurmd, srun)
 )
 

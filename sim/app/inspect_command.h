@@ -17,7 +17,7 @@ struct InspectOptions {
   EngineConfig engine;
   std::optional<int64_t> kv_cache_memory_bytes;
   std::optional<std::string> hardware;
-  double gpu_memory_utilization = 0.9;
+  double gpu_memory_utilization = engine_settings::kGpuMemoryUtilization.Default();
   bool utilization_given = false;
   bool json = false;
 };

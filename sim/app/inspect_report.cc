@@ -18,12 +18,6 @@ std::string Bytes(int64_t bytes) {
   return WithCommas(bytes) + " B";
 }
 
-std::string Fixed(double value, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
-}
-
 // "[linear_attention x3, full_attention] x 16" for a repeating layer list.
 std::string LayerPattern(const ModelCard& card) {
   const auto& layers = card.layers;

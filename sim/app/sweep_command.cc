@@ -9,6 +9,7 @@
 
 #include "app/run_job.h"
 #include "comm/mpi_runtime.h"
+#include "core/format.h"
 #include "core/input_error.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_runner.h"
@@ -158,9 +159,7 @@ void Sweep(const SweepOptions& options) {
     if (root && !options.quiet) {
       const double wall_s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      char text[64];
-      std::snprintf(text, sizeof text, "%.2f s wall\n", wall_s);
-      Print(std::to_string(sweep.points.size()) + " point(s) in " + text);
+      Print(std::to_string(sweep.points.size()) + " point(s) in " + Fixed(wall_s, 2) + " s wall\n");
     }
   }
   if (root) Phase(true, [&] { Collect(spec, sweep, dir, options); });

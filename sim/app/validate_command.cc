@@ -26,7 +26,7 @@ struct ValidateOptions {
   std::string bundle;
   std::string model;
   std::optional<std::string> hardware;
-  double step_overhead_us = static_cast<double>(kDefaultStepOverheadNs) / 1000.0;
+  double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   bool json = false;
 };
 
@@ -54,19 +54,21 @@ InputError MetaError(const std::string& file, std::string_view setting,
   return InputError(file, 0, std::string(setting), message);
 }
 
+// The run's engine settings, by vLLM's names (which the engine's declarations use).
 EngineConfig EngineConfigFrom(const YamlSection& meta) {
+  using namespace engine_settings;
   EngineConfig config;
   const YamlSection kwargs = meta.Child("engine_kwargs");
-  config.tensor_parallel_size = kwargs.GetOr<int>("tensor_parallel_size", 1);
-  config.max_num_seqs = kwargs.Find<int>("max_num_seqs");
-  config.max_num_batched_tokens = kwargs.Find<int>("max_num_batched_tokens");
-  config.max_model_len = kwargs.Find<int64_t>("max_model_len");
+  config.tensor_parallel_size = kTensorParallelSize.Read(kwargs);
+  config.max_num_seqs = kMaxNumSeqs.Find(kwargs);
+  config.max_num_batched_tokens = kMaxNumBatchedTokens.Find(kwargs);
+  config.max_model_len = kMaxModelLen.Find(kwargs);
   if (kwargs.GetOr<int>("data_parallel_size", 1) != 1) {
     kwargs.Fail("data_parallel_size", "data-parallel runs are not replayed yet");
   }
   if (auto cache = meta.FindChild("kv_cache")) {
-    config.block_size = cache->Find<int>("block_size");
-    config.enable_prefix_caching = cache->Find<bool>("enable_prefix_caching");
+    config.block_size = kBlockSize.Find(*cache);
+    config.enable_prefix_caching = kEnablePrefixCaching.Find(*cache);
   }
   return config;
 }
@@ -183,8 +185,8 @@ void Validate(const ValidateOptions& options) {
 
   KvBudget budget;
   if (auto cache = meta.FindChild("kv_cache")) {
-    budget.num_blocks = cache->Find<int64_t>("num_gpu_blocks");
-    budget.gpu_memory_utilization = cache->GetOr<double>("gpu_memory_utilization", 0.9);
+    budget.num_blocks = engine_settings::kNumGpuBlocks.Find(*cache);
+    budget.gpu_memory_utilization = engine_settings::kGpuMemoryUtilization.Read(*cache);
   }
   if (options.hardware) budget.hardware = LoadHardware(HardwareCatalogDir(), *options.hardware);
   if (!budget.num_blocks && !budget.hardware) {
@@ -192,7 +194,10 @@ void Validate(const ValidateOptions& options) {
                                         " has no kv_cache.num_gpu_blocks: give --hardware "
                                         "to size the KV cache from the GPU");
   }
-  const auto step_overhead = static_cast<int64_t>(std::llround(options.step_overhead_us * 1000));
+  engine_settings::kStepOverheadUs.Check(
+      options.step_overhead_us,
+      [](std::string_view, const std::string& m) { return OptionError("--step-overhead-us", m); });
+  const int64_t step_overhead = StepOverheadNs(options.step_overhead_us);
   ModelCard card = ModelCatalog(ModelsDir()).Load(options.model);
   Bundle bundle = LoadBundle(options.bundle, config.tensor_parallel_size);
   for (const std::string& mismatch :
@@ -260,8 +265,8 @@ void AddValidateCommand(CLI::App& app) {
       "--hardware", options->hardware,
       "GPU from the catalog, to size the KV cache when meta.json lacks num_gpu_blocks");
   bench
-      ->add_option("--step-overhead-us", options->step_overhead_us,
-                   "Host-side cost per engine step, microseconds")
+      ->add_option(engine_settings::kStepOverheadUs.spec.OptionName(), options->step_overhead_us,
+                   std::string(engine_settings::kStepOverheadUs.spec.help))
       ->capture_default_str();
   bench->add_flag("--json", options->json, "Machine-readable output; errors as signed fractions");
   bench->callback([options]() { Validate(*options); });

@@ -4,13 +4,20 @@
 #include <filesystem>
 #include <memory>
 
+#include "cluster/cluster_settings.h"
 #include "core/project_paths.h"
+#include "engine/engine_settings.h"
 #include "model/hardware.h"
 
 namespace fleetsim {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace cluster_settings;
+
+std::vector<std::string_view> KeysOf(std::string_view section) {
+  return ClusterConfigSection(section).Keys();
+}
 
 std::string Resolve(const std::string& base_dir, const std::string& path) {
   const fs::path p(path);
@@ -60,73 +67,62 @@ int CatalogGpusPerNode(const HardwareSpec& spec) {
 }
 
 NodePoolConfig ReadPool(const YamlSection& p, const std::string& base_dir) {
-  p.RejectUnknownKeys({"name", "hardware", "nodes", "gpus_per_node"});
+  p.RejectUnknownKeys(KeysOf("node_pools"));
   NodePoolConfig pool;
   pool.line = p.line();
-  pool.name = p.Get<std::string>("name");
-  if (pool.name.empty()) p.Fail("name", "must not be empty");
-  pool.hardware = p.Get<std::string>("hardware");
+  pool.name = p.Get<std::string>(kPoolName.key());
+  if (pool.name.empty()) p.Fail(kPoolName.key(), "must not be empty");
+  pool.hardware = p.Get<std::string>(kPoolHardware.key());
   pool.spec = ReadHardware(p, base_dir);
-  pool.nodes = p.Get<int>("nodes");
-  if (pool.nodes < 1) p.Fail("nodes", "must be at least 1");
-  pool.gpus_per_node = p.GetOr<int>("gpus_per_node", CatalogGpusPerNode(pool.spec));
-  if (pool.gpus_per_node < 1) p.Fail("gpus_per_node", "must be at least 1");
+  pool.nodes = kPoolNodes.Get(p);
+  pool.gpus_per_node = kPoolGpusPerNode.Find(p).value_or(CatalogGpusPerNode(pool.spec));
   return pool;
 }
 
 void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
-  e.RejectUnknownKeys({"max_num_seqs", "max_num_batched_tokens", "max_model_len",
-                       "enable_prefix_caching", "enable_chunked_prefill", "block_size",
-                       "long_prefill_token_threshold", "kv_cache_dtype", "mamba_cache_dtype",
-                       "mamba_ssm_cache_dtype", "gpu_memory_utilization", "kv_cache_memory_bytes",
-                       "num_gpu_blocks", "step_overhead_us"});
+  using namespace engine_settings;
+  e.RejectUnknownKeys(KeysOf("engine"));
   EngineConfig& c = group.engine;
-  c.max_num_seqs = e.Find<int>("max_num_seqs");
-  c.max_num_batched_tokens = e.Find<int>("max_num_batched_tokens");
-  c.max_model_len = e.Find<int64_t>("max_model_len");
-  c.enable_prefix_caching = e.Find<bool>("enable_prefix_caching");
-  c.enable_chunked_prefill = e.GetOr<bool>("enable_chunked_prefill", true);
-  c.block_size = e.Find<int>("block_size");
-  c.long_prefill_token_threshold = e.GetOr<int>("long_prefill_token_threshold", 0);
-  c.kv_cache_dtype = e.GetOr<std::string>("kv_cache_dtype", "auto");
-  c.mamba_cache_dtype = e.GetOr<std::string>("mamba_cache_dtype", "auto");
-  c.mamba_ssm_cache_dtype = e.GetOr<std::string>("mamba_ssm_cache_dtype", "auto");
-  group.budget.gpu_memory_utilization = e.GetOr<double>("gpu_memory_utilization", 0.9);
-  if (group.budget.gpu_memory_utilization <= 0 || group.budget.gpu_memory_utilization > 1) {
-    e.Fail("gpu_memory_utilization", "must be in (0, 1]");
-  }
-  group.budget.kv_cache_bytes = e.Find<int64_t>("kv_cache_memory_bytes");
-  group.budget.num_blocks = e.Find<int64_t>("num_gpu_blocks");
-  group.step_overhead_us = e.GetOr<double>("step_overhead_us", group.step_overhead_us);
-  if (group.step_overhead_us < 0) e.Fail("step_overhead_us", "must not be negative");
+  c.max_num_seqs = kMaxNumSeqs.Find(e);
+  c.max_num_batched_tokens = kMaxNumBatchedTokens.Find(e);
+  c.max_model_len = kMaxModelLen.Find(e);
+  c.enable_prefix_caching = kEnablePrefixCaching.Find(e);
+  c.enable_chunked_prefill = kEnableChunkedPrefill.Read(e);
+  c.block_size = kBlockSize.Find(e);
+  c.long_prefill_token_threshold = kLongPrefillTokenThreshold.Read(e);
+  c.kv_cache_dtype = kKvCacheDtype.Read(e);
+  c.mamba_cache_dtype = kMambaCacheDtype.Read(e);
+  c.mamba_ssm_cache_dtype = kMambaSsmCacheDtype.Read(e);
+  group.budget.gpu_memory_utilization = kGpuMemoryUtilization.Read(e);
+  group.budget.kv_cache_bytes = kKvCacheMemoryBytes.Find(e);
+  group.budget.num_blocks = kNumGpuBlocks.Find(e);
+  group.step_overhead_us = kStepOverheadUs.Read(e);
 }
 
 // Everything of a group but where it runs (AttachPool).
 InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir) {
-  g.RejectUnknownKeys({"name", "model", "pool", "hardware", "bundle", "tp", "replicas", "engine"});
+  g.RejectUnknownKeys(KeysOf("instance_groups"));
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
   for (const char* key : {"model", "bundle", "hardware", "tp"}) {
     if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
   }
-  group.name = g.Get<std::string>("name");
-  group.model = g.Get<std::string>("model");
+  group.name = g.Get<std::string>(kGroupName.key());
+  group.model = g.Get<std::string>(kGroupModel.key());
   if (group.model.find('/') != std::string::npos) group.model = Resolve(base_dir, group.model);
   // `analytic` (the default): fleetsim builds the bundle from its kernel model, cached.
-  group.bundle = g.GetOr<std::string>("bundle", "analytic");
-  if (group.bundle != "analytic") {
+  group.bundle = kGroupBundle.Read(g);
+  if (group.bundle != kGroupBundle.Default()) {
     group.bundle = Resolve(base_dir, group.bundle);
     if (!fs::exists(fs::path(group.bundle) / "meta.yaml")) {
       g.Fail("bundle",
              "no performance bundle (meta.yaml) at " + group.bundle + " (or say: analytic)");
     }
   }
-  group.engine.tensor_parallel_size = g.GetOr<int>("tp", 1);
-  if (group.engine.tensor_parallel_size < 1) g.Fail("tp", "must be at least 1");
-  group.replicas = g.GetOr<int>("replicas", 1);
-  if (group.replicas <= 0) g.Fail("replicas", "must be positive");
-  if (auto engine = g.FindChild("engine")) ReadEngine(*engine, group);
+  group.engine.tensor_parallel_size = kGroupTp.Read(g);
+  group.replicas = kGroupReplicas.Read(g);
+  if (auto engine = g.FindChild(kGroupEngine.key)) ReadEngine(*engine, group);
   return group;
 }
 
@@ -266,55 +262,36 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
 }
 
 void ReadGateways(const YamlSection& s, GatewaysConfig& gateways) {
-  s.RejectUnknownKeys({"count", "policy", "capacity_weighted", "staleness_s", "prefix_blocks",
-                       "virtual_nodes", "overload_margin", "overload_ratio"});
-  gateways.count = s.GetOr<int>("count", gateways.count);
-  if (gateways.count < 1) s.Fail("count", "must be at least 1");
+  s.RejectUnknownKeys(KeysOf("gateways"));
+  gateways.count = kGatewayCount.Read(s);
   RouterConfig& router = gateways.router;
-  if (auto name = s.Find<std::string>("policy")) {
-    const std::optional<RoutingPolicy> policy = ParseRoutingPolicy(*name);
-    if (!policy) {
-      s.Fail("policy", "unknown routing policy '" + *name +
-                           "' (accepted: " + Join(RoutingPolicyNames()) + ")");
-    }
-    router.policy = *policy;
+  const std::string name = kGatewayPolicy.Read(s);
+  const std::optional<RoutingPolicy> policy = ParseRoutingPolicy(name);
+  if (!policy) {
+    s.Fail(kGatewayPolicy.key(),
+           "unknown routing policy '" + name + "' (accepted: " + Join(RoutingPolicyNames()) + ")");
   }
-  router.capacity_weighted = s.GetOr<bool>("capacity_weighted", router.capacity_weighted);
-  gateways.staleness_s = s.GetOr<double>("staleness_s", gateways.staleness_s);
-  if (!(gateways.staleness_s > 0)) s.Fail("staleness_s", "must be positive (seconds)");
-  router.prefix_blocks = s.GetOr<int>("prefix_blocks", router.prefix_blocks);
-  if (router.prefix_blocks < 1) s.Fail("prefix_blocks", "must be at least 1");
-  router.virtual_nodes = s.GetOr<int>("virtual_nodes", router.virtual_nodes);
-  if (router.virtual_nodes < 1) s.Fail("virtual_nodes", "must be at least 1");
-  router.overload_margin = s.GetOr<int>("overload_margin", router.overload_margin);
-  if (router.overload_margin < 0) s.Fail("overload_margin", "must not be negative");
-  router.overload_ratio = s.GetOr<double>("overload_ratio", router.overload_ratio);
-  if (!(router.overload_ratio >= 1)) s.Fail("overload_ratio", "must be at least 1");
+  router.policy = *policy;
+  router.capacity_weighted = kCapacityWeighted.Read(s);
+  gateways.staleness_s = kStalenessS.Read(s);
+  router.prefix_blocks = kPrefixBlocks.Read(s);
+  router.virtual_nodes = kVirtualNodes.Read(s);
+  router.overload_margin = kOverloadMargin.Read(s);
+  router.overload_ratio = kOverloadRatio.Read(s);
 }
 
-// The clock counts nanoseconds: a positive latency must be at least one.
-constexpr double kMinLatencyUs = 1e-3;
-
 void ReadLatency(const YamlSection& s, LatencyConfig& latency) {
-  s.RejectUnknownKeys({"gateway_to_instance_us", "instance_to_client_us"});
-  const double to_instance_us = s.GetOr<double>("gateway_to_instance_us", 500.0);
-  if (!(to_instance_us >= kMinLatencyUs)) {
-    s.Fail("gateway_to_instance_us",
-           "must be positive, at least 0.001 (1 ns): it is the time step of routing and load "
-           "snapshots");
-  }
-  const double to_client_us = s.GetOr<double>("instance_to_client_us", to_instance_us);
-  if (!(to_client_us >= 0)) s.Fail("instance_to_client_us", "must not be negative");
+  s.RejectUnknownKeys(KeysOf("latency"));
+  const double to_instance_us = kGatewayToInstanceUs.Read(s);
+  const double to_client_us = kInstanceToClientUs.Find(s).value_or(to_instance_us);
   latency.gateway_to_instance_s = to_instance_us / 1e6;
   latency.instance_to_client_s = to_client_us / 1e6;
 }
 
 void ReadSlo(const YamlSection& s, SloConfig& slo) {
-  s.RejectUnknownKeys({"ttft_s", "tpot_s"});
-  slo.ttft_s = s.GetOr<double>("ttft_s", slo.ttft_s);
-  if (!(slo.ttft_s > 0)) s.Fail("ttft_s", "must be positive (seconds)");
-  slo.tpot_s = s.GetOr<double>("tpot_s", slo.tpot_s);
-  if (!(slo.tpot_s > 0)) s.Fail("tpot_s", "must be positive (seconds)");
+  s.RejectUnknownKeys(KeysOf("slo"));
+  slo.ttft_s = kSloTtftS.Read(s);
+  slo.tpot_s = kSloTpotS.Read(s);
 }
 
 }  // namespace
@@ -331,14 +308,13 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
   if (!doc.node().IsMap()) {
     throw InputError(path, doc.line(), "", "expected a mapping of cluster config sections");
   }
-  doc.RejectUnknownKeys(
-      {"name", "node_pools", "instance_groups", "gateways", "latency", "slo", "timeseries"});
+  doc.RejectUnknownKeys(KeysOf(""));
   ClusterConfig config;
   config.file = path;
   const std::string base_dir = fs::path(path).parent_path().string();
-  config.name = doc.GetOr<std::string>("name", fs::path(path).stem().string());
+  config.name = doc.GetOr<std::string>(kName.key(), fs::path(path).stem().string());
 
-  for (const YamlSection& p : ListOfMappings(doc, "node_pools")) {
+  for (const YamlSection& p : ListOfMappings(doc, std::string(kNodePools.key))) {
     config.pools.push_back(ReadPool(p, base_dir));
     if (FindPool(config.pools, config.pools.back().name) != config.pools.size() - 1) {
       p.Fail("name", "duplicate node pool name '" + config.pools.back().name + "'");
@@ -346,8 +322,8 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
   }
   const std::size_t explicit_pools = config.pools.size();
 
-  const std::vector<YamlSection> groups = ListOfMappings(doc, "instance_groups");
-  if (groups.empty()) doc.Fail("instance_groups", "needs a list of at least one instance group");
+  const std::vector<YamlSection> groups = ListOfMappings(doc, std::string(kInstanceGroups.key));
+  if (groups.empty()) doc.Fail(kInstanceGroups.key, "needs a list of at least one instance group");
   for (const YamlSection& g : groups) {
     config.groups.push_back(ReadGroup(g, base_dir));
     for (std::size_t j = 0; j + 1 < config.groups.size(); ++j) {
@@ -359,16 +335,12 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
   }
   config.placement = Place(config, groups);
 
-  if (auto gateways = doc.FindChild("gateways")) ReadGateways(*gateways, config.gateways);
-  if (auto latency = doc.FindChild("latency")) ReadLatency(*latency, config.latency);
-  if (auto slo = doc.FindChild("slo")) ReadSlo(*slo, config.slo);
-  if (auto timeseries = doc.FindChild("timeseries")) {
-    timeseries->RejectUnknownKeys({"interval_s"});
-    config.timeseries_interval_s =
-        timeseries->GetOr<double>("interval_s", config.timeseries_interval_s);
-    if (!(config.timeseries_interval_s > 0)) {
-      timeseries->Fail("interval_s", "must be positive (seconds)");
-    }
+  if (auto gateways = doc.FindChild(kGateways.key)) ReadGateways(*gateways, config.gateways);
+  if (auto latency = doc.FindChild(kLatency.key)) ReadLatency(*latency, config.latency);
+  if (auto slo = doc.FindChild(kSlo.key)) ReadSlo(*slo, config.slo);
+  if (auto timeseries = doc.FindChild(kTimeseries.key)) {
+    timeseries->RejectUnknownKeys(KeysOf(kTimeseries.key));
+    config.timeseries_interval_s = kTimeseriesIntervalS.Read(*timeseries);
   }
   return config;
 }

@@ -27,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/cluster_settings.h"
 #include "cluster/routing_policy.h"
 #include "core/yaml_section.h"
 #include "engine/engine_config.h"
@@ -51,10 +52,10 @@ struct InstanceGroupConfig {
   std::string model;
   std::string hardware;  // the pool's hardware as catalogued (HardwareSpec::name)
   std::string bundle;    // a bundle directory, or "analytic" (built and cached)
-  int replicas = 1;
+  int replicas = cluster_settings::kGroupReplicas.Default();
   EngineConfig engine;
   KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
-  double step_overhead_us = static_cast<double>(kDefaultStepOverheadNs) / 1000.0;
+  double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   // Where in the file the group is, for errors found while building it: the group's line,
   // and the lines of the keys it gives (model, bundle, hardware, tp).
   std::string file;
@@ -67,23 +68,23 @@ struct InstanceGroupConfig {
 };
 
 struct SloConfig {
-  double ttft_s = 2.0;
-  double tpot_s = 0.1;
+  double ttft_s = cluster_settings::kSloTtftS.Default();
+  double tpot_s = cluster_settings::kSloTpotS.Default();
 };
 
 struct GatewaysConfig {
-  int count = 1;
+  int count = cluster_settings::kGatewayCount.Default();
   RouterConfig router;
   // The load view refreshes every staleness_s, rounded up to whole windows.
-  double staleness_s = 0.05;
+  double staleness_s = cluster_settings::kStalenessS.Default();
 };
 
 struct LatencyConfig {
   // The lookahead of the parallel run: routing and load snapshots happen on a grid of
   // steps this long. Must be positive.
-  double gateway_to_instance_s = 500e-6;
+  double gateway_to_instance_s = cluster_settings::kGatewayToInstanceUs.Default() / 1e6;
   // First token and completion reach the client this much later (default: the above).
-  double instance_to_client_s = 500e-6;
+  double instance_to_client_s = cluster_settings::kGatewayToInstanceUs.Default() / 1e6;
 };
 
 // Where one instance runs: its group, replica index, pool, node in the pool and first GPU
@@ -107,7 +108,7 @@ struct ClusterConfig {
   GatewaysConfig gateways;
   LatencyConfig latency;
   SloConfig slo;
-  double timeseries_interval_s = 1.0;        // /timeseries row period
+  double timeseries_interval_s = cluster_settings::kTimeseriesIntervalS.Default();
   std::vector<InstancePlacement> placement;  // one per instance, by instance id
   int TotalInstances() const;
 };

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "cluster/cluster_settings.h"
+
 namespace fleetsim {
 
 enum class RoutingPolicy {
@@ -31,19 +33,19 @@ std::string_view RoutingPolicyName(RoutingPolicy policy);
 std::vector<std::string> RoutingPolicyNames();
 
 struct RouterConfig {
-  RoutingPolicy policy = RoutingPolicy::kLeastOutstanding;
+  RoutingPolicy policy = *ParseRoutingPolicy(cluster_settings::kGatewayPolicy.Default());
   // Weigh each instance by its capacity (bundle throughput): weighted round robin and
   // random, load divided by capacity for the load-based policies, ring share by capacity.
-  bool capacity_weighted = false;
+  bool capacity_weighted = cluster_settings::kCapacityWeighted.Default();
   // prefix_affinity: the first this many trace prefix blocks form the request's key.
-  int prefix_blocks = 4;
+  int prefix_blocks = cluster_settings::kPrefixBlocks.Default();
   // prefix_affinity: points per instance on the consistent-hash ring.
-  int virtual_nodes = 64;
+  int virtual_nodes = cluster_settings::kVirtualNodes.Default();
   // prefix_affinity: the ring's target counts as overloaded, and the least loaded
   // instance is taken instead, when its outstanding requests exceed both the least loaded
   // instance's + overload_margin and overload_ratio x the least loaded instance's.
-  int overload_margin = 16;
-  double overload_ratio = 1.5;
+  int overload_margin = cluster_settings::kOverloadMargin.Default();
+  double overload_ratio = cluster_settings::kOverloadRatio.Default();
 };
 
 }  // namespace fleetsim

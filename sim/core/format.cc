@@ -1,7 +1,10 @@
 #include "core/format.h"
 
 #include <array>
+#include <charconv>
+#include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 
 namespace fleetsim {
 namespace {
@@ -13,9 +16,7 @@ std::string Scaled(int64_t bytes, double base, const std::array<const char*, 5>&
     value /= base;
     ++unit;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return buf;
+  return Printf(unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
 }
 
 }  // namespace
@@ -36,6 +37,37 @@ std::string BinaryBytes(int64_t bytes) {
 
 std::string DecimalBytes(int64_t bytes) {
   return Scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB"});
+}
+
+std::string Fixed(double value, int decimals) {
+  return Printf("%.*f", decimals, value);
+}
+
+std::string Significant(double value, int digits) {
+  return Printf("%.*g", digits, value);
+}
+
+std::string ShortestNumber(double value) {
+  std::array<char, 32> text{};
+  const auto [end, error] = std::to_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() ? std::string(text.data(), end) : Significant(value, 17);
+}
+
+std::string Hex64(uint64_t value) {
+  return Printf("%016llx", static_cast<unsigned long long>(value));
+}
+
+std::string Printf(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list again;
+  va_copy(again, args);
+  const int size = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string text(static_cast<std::size_t>(size > 0 ? size : 0), '\0');
+  std::vsnprintf(text.data(), text.size() + 1, format, again);
+  va_end(again);
+  return text;
 }
 
 }  // namespace fleetsim

@@ -118,6 +118,10 @@ std::vector<std::string> YamlSection::Keys() const {
 }
 
 void YamlSection::RejectUnknownKeys(std::initializer_list<std::string_view> known) const {
+  RejectUnknownKeys(std::vector<std::string_view>(known));
+}
+
+void YamlSection::RejectUnknownKeys(const std::vector<std::string_view>& known) const {
   if (!node_.IsMap()) return;
   for (const auto& entry : node_) {
     const std::string key = entry.first.as<std::string>();

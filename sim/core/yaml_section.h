@@ -71,6 +71,7 @@ class YamlSection {
 
   // Refuses any key not in `known`, naming the first unknown one and the accepted set.
   void RejectUnknownKeys(std::initializer_list<std::string_view> known) const;
+  void RejectUnknownKeys(const std::vector<std::string_view>& known) const;
 
   [[noreturn]] void Fail(std::string_view key, const std::string& message) const;
 

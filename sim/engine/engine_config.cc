@@ -5,17 +5,15 @@
 namespace fleetsim {
 namespace {
 
-// vLLM's default engine sizes switch at 70 GiB of device memory (arg_utils.py,
-// get_batch_defaults).
-constexpr int64_t kLargeGpuBytes = 70LL << 30;
+using namespace engine_settings;
 
-Dtype ResolveDtype(const std::string& requested, Dtype automatic, std::string_view setting,
-                   const SettingError& error) {
-  if (requested == "auto") return automatic;
+Dtype ResolveDtype(const std::string& requested, Dtype automatic,
+                   const Setting<std::string_view>& setting, const SettingError& error) {
+  if (requested == kAutoDtype) return automatic;
   std::optional<Dtype> dtype = ParseDtype(requested);
   if (!dtype) {
-    throw error(setting, "unknown dtype '" + requested +
-                             "' (accepted: auto, bfloat16, float16, float32, fp8)");
+    throw error(setting.key(), "unknown dtype '" + requested +
+                                   "' (accepted: auto, bfloat16, float16, float32, fp8)");
   }
   return *dtype;
 }
@@ -32,9 +30,9 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   ResolvedEngineConfig r;
   r.requested = config;
   r.tp = config.tensor_parallel_size;
-  if (r.tp <= 0) throw error("tensor_parallel_size", "must be positive");
+  kTensorParallelSize.Check(r.tp, error);
   if (auto violation = CheckTensorParallel(card, r.tp)) {
-    throw error("tensor_parallel_size",
+    throw error(kTensorParallelSize.key(),
                 violation->message + " of " + card.name + " (field " + violation->field + ")");
   }
   for (LayerType type : card.DistinctLayerTypes()) {
@@ -51,7 +49,7 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   r.prefix_caching = config.enable_prefix_caching.value_or(!card.IsHybrid());
   r.chunked_prefill = config.enable_chunked_prefill;
   if (card.IsHybrid() && r.prefix_caching && !r.chunked_prefill) {
-    throw error("enable_chunked_prefill",
+    throw error(kEnableChunkedPrefill.key(),
                 "prefix caching on a hybrid model requires chunked prefill (vLLM's mamba "
                 "'align' mode ends chunks on block boundaries); turn prefix caching off or "
                 "chunked prefill on");
@@ -60,10 +58,10 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
       card.IsHybrid() && r.prefix_caching ? MambaCacheMode::kAlign : MambaCacheMode::kNone;
 
   r.num_spec = config.num_speculative_tokens;
-  if (r.num_spec < 0) throw error("num_speculative_tokens", "must not be negative");
+  kNumSpeculativeTokens.Check(r.num_spec, error);
 
   r.max_model_len = config.max_model_len.value_or(card.max_position_embeddings);
-  if (r.max_model_len <= 0) throw error("max_model_len", "must be positive");
+  kMaxModelLen.Check(r.max_model_len, error);
   if (r.max_model_len > card.max_position_embeddings) {
     throw error("max_model_len", std::to_string(r.max_model_len) + " exceeds the model's " +
                                      "max_position_embeddings (" +
@@ -73,36 +71,35 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   r.large_gpu_assumed = !gpu_memory_bytes.has_value();
   const bool large_gpu = gpu_memory_bytes.value_or(kLargeGpuBytes) >= kLargeGpuBytes;
   r.budget_defaulted = !config.max_num_batched_tokens.has_value();
-  int budget = config.max_num_batched_tokens.value_or(large_gpu ? 8192 : 2048);
-  if (budget <= 0) throw error("max_num_batched_tokens", "must be positive");
+  int budget = config.max_num_batched_tokens.value_or(large_gpu ? kLargeGpuMaxNumBatchedTokens
+                                                                : kSmallGpuMaxNumBatchedTokens);
+  kMaxNumBatchedTokens.Check(budget, error);
   if (!r.chunked_prefill) {
     // Without chunking a whole prompt must fit in one step (vLLM SchedulerConfig).
     if (!config.max_num_batched_tokens) {
       budget = static_cast<int>(std::max<int64_t>(budget, r.max_model_len));
     } else if (budget < r.max_model_len) {
-      throw error("max_num_batched_tokens",
+      throw error(kMaxNumBatchedTokens.key(),
                   std::to_string(budget) + " is smaller than max_model_len (" +
                       std::to_string(r.max_model_len) +
                       ") with chunked prefill off, so long prompts could never run");
     }
   }
   r.max_num_batched_tokens = budget;
-  r.max_num_seqs = config.max_num_seqs.value_or(large_gpu ? 1024 : 256);
-  if (r.max_num_seqs <= 0) throw error("max_num_seqs", "must be positive");
+  r.max_num_seqs =
+      config.max_num_seqs.value_or(large_gpu ? kLargeGpuMaxNumSeqs : kSmallGpuMaxNumSeqs);
+  kMaxNumSeqs.Check(r.max_num_seqs, error);
 
   r.long_prefill_token_threshold = config.long_prefill_token_threshold;
-  if (r.long_prefill_token_threshold < 0) {
-    throw error("long_prefill_token_threshold", "must not be negative (0 turns it off)");
-  }
+  kLongPrefillTokenThreshold.Check(r.long_prefill_token_threshold, error);
 
-  r.kv_dtype = ResolveDtype(config.kv_cache_dtype, card.dtype, "kv_cache_dtype", error);
-  r.conv_dtype = ResolveDtype(config.mamba_cache_dtype, card.dtype, "mamba_cache_dtype", error);
+  r.kv_dtype = ResolveDtype(config.kv_cache_dtype, card.dtype, kKvCacheDtype, error);
+  r.conv_dtype = ResolveDtype(config.mamba_cache_dtype, card.dtype, kMambaCacheDtype, error);
   // `auto` for the recurrent state means the conv dtype -- except for Qwen3.5-family
   // configs, whose `mamba_ssm_dtype` decides (float32 for the published ones).
   Dtype ssm_auto = r.conv_dtype;
   if (card.SsmDtypeFollowsConfig() && card.config_ssm_dtype) ssm_auto = *card.config_ssm_dtype;
-  r.ssm_dtype =
-      ResolveDtype(config.mamba_ssm_cache_dtype, ssm_auto, "mamba_ssm_cache_dtype", error);
+  r.ssm_dtype = ResolveDtype(config.mamba_ssm_cache_dtype, ssm_auto, kMambaSsmCacheDtype, error);
   return r;
 }
 

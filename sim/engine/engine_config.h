@@ -13,24 +13,27 @@
 #include <string_view>
 
 #include "core/input_error.h"
+#include "core/setting.h"
+#include "engine/engine_settings.h"
 #include "model/dtype.h"
 #include "model/model_card.h"
 
 namespace fleetsim {
 
+// Each field is the engine setting of its name (engine_settings.h: default, range, help).
 struct EngineConfig {
-  int tensor_parallel_size = 1;
+  int tensor_parallel_size = engine_settings::kTensorParallelSize.Default();
   std::optional<int> block_size;
   std::optional<bool> enable_prefix_caching;
-  bool enable_chunked_prefill = true;
-  int num_speculative_tokens = 0;
+  bool enable_chunked_prefill = engine_settings::kEnableChunkedPrefill.Default();
+  int num_speculative_tokens = engine_settings::kNumSpeculativeTokens.Default();
   std::optional<int64_t> max_model_len;
   std::optional<int> max_num_batched_tokens;
   std::optional<int> max_num_seqs;
-  int long_prefill_token_threshold = 0;  // 0: off
-  std::string kv_cache_dtype = "auto";
-  std::string mamba_cache_dtype = "auto";
-  std::string mamba_ssm_cache_dtype = "auto";
+  int long_prefill_token_threshold = engine_settings::kLongPrefillTokenThreshold.Default();
+  std::string kv_cache_dtype{engine_settings::kKvCacheDtype.Default()};
+  std::string mamba_cache_dtype{engine_settings::kMambaCacheDtype.Default()};
+  std::string mamba_ssm_cache_dtype{engine_settings::kMambaSsmCacheDtype.Default()};
 };
 
 // How hybrid GDN state is cached: "none" keeps one state per sequence (prefix caching
@@ -57,11 +60,6 @@ struct ResolvedEngineConfig {
   Dtype ssm_dtype = Dtype::kBfloat16;
   MambaCacheMode mamba_mode = MambaCacheMode::kNone;
 };
-
-// Builds the error for a setting; lets the caller say where settings came from (a
-// command-line option, or a line of a cluster config).
-using SettingError =
-    std::function<InputError(std::string_view setting, const std::string& message)>;
 
 // Resolves defaults and applies every check that does not need the block size.
 // `gpu_memory_bytes` picks the default budgets; without it a >= 70 GiB GPU is assumed.

@@ -1,8 +1,22 @@
 #include "engine/engine_setup.h"
 
+#include <cmath>
+
 #include "model/weight_count.h"
 
 namespace fleetsim {
+
+using namespace engine_settings;
+
+int64_t KvBytesFromMemory(int64_t gpu_memory_bytes, double gpu_memory_utilization,
+                          int64_t weight_bytes_per_rank) {
+  return static_cast<int64_t>(static_cast<double>(gpu_memory_bytes) * gpu_memory_utilization) -
+         weight_bytes_per_rank;
+}
+
+int64_t StepOverheadNs(double step_overhead_us) {
+  return static_cast<int64_t>(std::llround(step_overhead_us * 1000));
+}
 
 std::unique_ptr<Instance> EngineSetup::MakeInstance() const {
   return std::make_unique<Instance>(scheduler, layout, num_blocks, engine.prefix_caching, *cost);
@@ -20,21 +34,24 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   setup.layout = ResolveKvCacheLayout(setup.card, setup.engine, error);
   if (setup.bundle.block_size && *setup.bundle.block_size != setup.layout.block_size &&
       !setup.card.IsHybrid()) {
-    throw error("block_size", "the bundle was profiled at block size " +
-                                  std::to_string(*setup.bundle.block_size) +
-                                  ", the engine resolves " +
-                                  std::to_string(setup.layout.block_size));
+    throw error(kBlockSize.key(), "the bundle was profiled at block size " +
+                                      std::to_string(*setup.bundle.block_size) +
+                                      ", the engine resolves " +
+                                      std::to_string(setup.layout.block_size));
   }
   const int tp = setup.engine.tp;
   if (auto resolved = setup.bundle.engine_resolved.find(tp);
       resolved != setup.bundle.engine_resolved.end() &&
       resolved->second.block_size != setup.layout.block_size) {
-    throw error("block_size", "the bundle's engine resolved block size " +
-                                  std::to_string(resolved->second.block_size) + " at TP " +
-                                  std::to_string(tp) + ", the model card gives " +
-                                  std::to_string(setup.layout.block_size));
+    throw error(kBlockSize.key(), "the bundle's engine resolved block size " +
+                                      std::to_string(resolved->second.block_size) + " at TP " +
+                                      std::to_string(tp) + ", the model card gives " +
+                                      std::to_string(setup.layout.block_size));
   }
 
+  kGpuMemoryUtilization.Check(budget.gpu_memory_utilization, error);
+  if (budget.kv_cache_bytes) kKvCacheMemoryBytes.Check(*budget.kv_cache_bytes, error);
+  if (budget.num_blocks) kNumGpuBlocks.Check(*budget.num_blocks, error);
   if (budget.num_blocks) {
     setup.num_blocks = *budget.num_blocks;
   } else {
@@ -42,16 +59,15 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
     if (budget.kv_cache_bytes) {
       bytes = *budget.kv_cache_bytes;
     } else if (budget.hardware) {
-      bytes =
-          static_cast<int64_t>(static_cast<double>(*gpu_memory) * budget.gpu_memory_utilization) -
-          CountWeights(setup.card, tp).bytes_per_rank;
+      bytes = KvBytesFromMemory(*gpu_memory, budget.gpu_memory_utilization,
+                                CountWeights(setup.card, tp).bytes_per_rank);
     } else {
-      throw error("kv_cache_memory_bytes",
+      throw error(kKvCacheMemoryBytes.key(),
                   "no KV budget: give num_gpu_blocks, kv_cache_memory_bytes or a hardware");
     }
     setup.num_blocks = SizePool(setup.layout, bytes).num_blocks;
   }
-  if (setup.num_blocks < 2) throw error("kv_cache_memory_bytes", "leaves no KV-cache blocks");
+  if (setup.num_blocks < 2) throw error(kKvCacheMemoryBytes.key(), "leaves no KV-cache blocks");
 
   setup.scheduler.max_num_batched_tokens = setup.engine.max_num_batched_tokens;
   setup.scheduler.max_num_seqs = setup.engine.max_num_seqs;

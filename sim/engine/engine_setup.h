@@ -18,17 +18,21 @@
 
 namespace fleetsim {
 
-// Fixed host-side cost of one engine step (scheduling, input preparation, sampling
-// bookkeeping, output processing), charged on top of the bundle's kernels. One value for
-// every run; see docs/VALIDATION.md for how it was chosen.
-inline constexpr int64_t kDefaultStepOverheadNs = 0;
-
+// Where an engine's KV cache comes from, as vLLM sizes it (engine_settings.h has the
+// settings' ranges; BuildEngineSetup applies them).
 struct KvBudget {
   std::optional<int64_t> num_blocks;      // as a vLLM log reports num_gpu_blocks
   std::optional<int64_t> kv_cache_bytes;  // or bytes per rank
   std::optional<HardwareSpec> hardware;   // or memory x utilization - weights
-  double gpu_memory_utilization = 0.9;
+  double gpu_memory_utilization = engine_settings::kGpuMemoryUtilization.Default();
 };
+
+// vLLM's KV budget from the device: memory x utilization - the weights on one rank.
+int64_t KvBytesFromMemory(int64_t gpu_memory_bytes, double gpu_memory_utilization,
+                          int64_t weight_bytes_per_rank);
+
+// The step overhead setting in the simulation's integer nanoseconds.
+int64_t StepOverheadNs(double step_overhead_us);
 
 struct EngineSetup {
   ModelCard card;

@@ -235,11 +235,4 @@ void Instance::RunUntil(SimTime until) {
   }
 }
 
-std::vector<const Request*> Instance::Unfinished() const {
-  std::vector<const Request*> out;
-  for (const auto& r : live_)
-    out.push_back(r.get());
-  return out;
-}
-
 }  // namespace fleetsim

@@ -3,8 +3,8 @@
 // what the step-cost model charges for it. Requests that arrive while a step runs join
 // before the next one is scheduled (vLLM's engine loop). Single-threaded, no MPI.
 //
-//   Instance instance(config, layout, num_blocks, cost_model);
-//   instance.Arrive(request, arrival_time);          // in arrival order
+//   Instance instance(scheduler_config, layout, num_blocks, prefix_caching, cost_model);
+//   instance.Arrive(std::move(request), arrival_time);   // in arrival order
 //   instance.RunUntil(kNever);                       // or a window end
 //   for (const RequestRecord& r : instance.TakeRecords()) ...   // settled ones
 //
@@ -95,8 +95,6 @@ class Instance {
   const KvCacheManager& kv_cache() const { return kv_; }
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_; }
-  // Requests still queued or running (for a horizon that ends the run).
-  std::vector<const Request*> Unfinished() const;
 
  private:
   void AdmitArrivalsUpTo(SimTime t);

@@ -68,9 +68,9 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
       fleet.warnings.push_back(group.file + ":" + std::to_string(group.LineOf("bundle")) +
                                ": instance_groups." + group.name + ".bundle: " + mismatch);
     }
-    fleet.groups.push_back(
-        BuildEngineSetup(std::move(card), std::move(tables), group.engine, group.budget,
-                         static_cast<int64_t>(std::llround(group.step_overhead_us * 1000)), error));
+    fleet.groups.push_back(BuildEngineSetup(std::move(card), std::move(tables), group.engine,
+                                            group.budget, StepOverheadNs(group.step_overhead_us),
+                                            error));
   }
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)

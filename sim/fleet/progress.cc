@@ -1,6 +1,9 @@
 #include "fleet/progress.h"
 
 #include <cstdio>
+#include <string>
+
+#include "core/format.h"
 
 namespace fleetsim {
 
@@ -13,17 +16,17 @@ void Progress::Update(SimTime now, int64_t finished, int64_t total, int64_t even
   if (wall - last_ < std::chrono::milliseconds(250)) return;
   last_ = wall;
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
-  char eta[32] = "?";
+  std::string eta = "?";
   if (total > 0 && finished > 0) {
-    std::snprintf(eta, sizeof eta, "%.0f s",
-                  elapsed * static_cast<double>(total - finished) / static_cast<double>(finished));
+    eta =
+        Fixed(elapsed * static_cast<double>(total - finished) / static_cast<double>(finished), 0) +
+        " s";
   }
-  char of[32] = "";
-  if (total >= 0) std::snprintf(of, sizeof of, " of %lld", static_cast<long long>(total));
+  const std::string of = total >= 0 ? " of " + std::to_string(total) : "";
   std::fprintf(stderr,
                "\r  t = %.1f s simulated | %lld%s requests finished | %.3g events/s | ETA %s   ",
-               ToSeconds(now), static_cast<long long>(finished), of,
-               elapsed > 0 ? static_cast<double>(events) / elapsed : 0.0, eta);
+               ToSeconds(now), static_cast<long long>(finished), of.c_str(),
+               elapsed > 0 ? static_cast<double>(events) / elapsed : 0.0, eta.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -107,12 +107,6 @@ double HardwareSpec::Peak16BitFlops(Dtype dtype) const {
   return other != peak_flops.end() ? other->second.value : 0;
 }
 
-int AttentionBackendSpec::MinBlockSize() const {
-  return supported_block_sizes.empty()
-             ? 0
-             : *std::min_element(supported_block_sizes.begin(), supported_block_sizes.end());
-}
-
 HardwareSpec LoadHardwareFile(const std::string& path) {
   const YamlSection doc = LoadYamlFile(path);
   doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",

@@ -3,7 +3,6 @@
 //
 //   HardwareSpec h200 = LoadHardware(ProjectRoot() / "cluster_configs/hardware", "H200-SXM");
 //   h200.UsableMemoryBytes();  // what vLLM multiplies by gpu_memory_utilization
-//   h200.attention_backend.MinBlockSize();  // 16: the hybrid block-size alignment base
 #pragma once
 
 #include <cstdint>
@@ -49,9 +48,6 @@ struct AttentionBackendSpec {
   int query_tile_rows = 128;
   bool packs_gqa = true;
   std::string query_tile_source;
-
-  // The smallest supported kernel block size; 0 when none is listed.
-  int MinBlockSize() const;
 };
 
 struct HardwareSpec {

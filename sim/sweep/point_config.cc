@@ -5,6 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "cluster/cluster_settings.h"
 #include "core/input_error.h"
 #include "core/project_paths.h"
 #include "model/hardware.h"
@@ -112,19 +113,23 @@ std::string PointConfigYaml(const SweepSpec& spec, const SweepPoint& point) {
   }
   if (!group) throw InputError(spec.base, 0, "instance_groups", "no group '" + spec.group + "'");
 
-  if (point.tp) group["tp"] = *point.tp;
-  if (point.replicas) group["replicas"] = *point.replicas;
+  using namespace cluster_settings;
+  using namespace engine_settings;
+  const auto at = [](YAML::Node node, std::string_view key) { return node[std::string(key)]; };
+  if (point.tp) at(group, kGroupTp.key()) = *point.tp;
+  if (point.replicas) at(group, kGroupReplicas.key()) = *point.replicas;
   if (point.enable_prefix_caching || point.max_num_batched_tokens || point.max_num_seqs) {
-    YAML::Node engine = MappingAt(group, "engine");
-    if (point.enable_prefix_caching) engine["enable_prefix_caching"] = *point.enable_prefix_caching;
+    YAML::Node engine = MappingAt(group, std::string(kGroupEngine.key));
+    if (point.enable_prefix_caching)
+      at(engine, kEnablePrefixCaching.key()) = *point.enable_prefix_caching;
     if (point.max_num_batched_tokens)
-      engine["max_num_batched_tokens"] = *point.max_num_batched_tokens;
-    if (point.max_num_seqs) engine["max_num_seqs"] = *point.max_num_seqs;
+      at(engine, kMaxNumBatchedTokens.key()) = *point.max_num_batched_tokens;
+    if (point.max_num_seqs) at(engine, kMaxNumSeqs.key()) = *point.max_num_seqs;
   }
   if (point.policy || point.capacity_weighted) {
-    YAML::Node gateways = MappingAt(root, "gateways");
-    if (point.policy) gateways["policy"] = *point.policy;
-    if (point.capacity_weighted) gateways["capacity_weighted"] = *point.capacity_weighted;
+    YAML::Node gateways = MappingAt(root, std::string(kGateways.key));
+    if (point.policy) at(gateways, kGatewayPolicy.key()) = *point.policy;
+    if (point.capacity_weighted) at(gateways, kCapacityWeighted.key()) = *point.capacity_weighted;
   }
   ApplyHardwareAndGrow(root, group, point);
 

@@ -1,17 +1,11 @@
 #include "sweep/sweep_points.h"
 
-#include <cstdio>
+#include "core/format.h"
 
 namespace fleetsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 // Sets value i of one axis on a point; in the axis order of the product.
 using ApplyValue = void (*)(const SweepAxes& axes, std::size_t i, SweepPoint& point);
@@ -93,7 +87,7 @@ std::string DescribePoint(const SweepPoint& p) {
   if (p.policy) add("policy", *p.policy);
   if (p.capacity_weighted) add("capacity_weighted", flag(*p.capacity_weighted));
   if (p.hardware) add("hardware", fs::path(*p.hardware).stem().string());
-  if (p.rate_scale) add("rate_scale", Number(*p.rate_scale));
+  if (p.rate_scale) add("rate_scale", Significant(*p.rate_scale));
   return text.empty() ? "base" : text;
 }
 

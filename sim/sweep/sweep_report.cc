@@ -2,25 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdarg>
-#include <cstdio>
+
+#include "core/format.h"
 
 namespace fleetsim {
 namespace {
 
-std::string Line(const char* format, ...) __attribute__((format(printf, 1, 2)));
-
-std::string Line(const char* format, ...) {
-  char text[512];
-  va_list args;
-  va_start(args, format);
-  std::vsnprintf(text, sizeof text, format, args);
-  va_end(args);
-  return text;
-}
-
 std::string Value(double v) {
-  return std::isnan(v) ? "n/a" : Line("%.4g", v);
+  return std::isnan(v) ? "n/a" : Significant(v, 4);
 }
 
 }  // namespace
@@ -47,33 +36,33 @@ std::string Ranking(const std::vector<SweepRow>& rows, const std::vector<SweepPo
   };
 
   std::string text =
-      Line("%4s %5s %18s %10s %7s %9s %9s %6s %9s  %s\n", "rank", "point", objective.c_str(),
-           "goodput/s", "SLO", "TTFT p99", "TPOT p99", "GPUs", "$/hour", "layout");
+      Printf("%4s %5s %18s %10s %7s %9s %9s %6s %9s  %s\n", "rank", "point", objective.c_str(),
+             "goodput/s", "SLO", "TTFT p99", "TPOT p99", "GPUs", "$/hour", "layout");
   for (std::size_t i = 0; i < ranked.size() && i < top; ++i) {
     const SweepRow& r = *ranked[i];
-    text +=
-        Line("%4lld %5lld %18s %10.4g %6.1f%% %8.3fs %8.4fs %6lld %9.2f  %s\n",
-             static_cast<long long>(r.rank), static_cast<long long>(r.point),
-             Value(r.objective).c_str(), r.goodput_rps, 100.0 * r.slo_attainment, r.ttft_p99_s,
-             r.tpot_p99_s, static_cast<long long>(r.gpus), r.cost_per_hour_usd, layout(r).c_str());
+    text += Printf("%4lld %5lld %18s %10.4g %6.1f%% %8.3fs %8.4fs %6lld %9.2f  %s\n",
+                   static_cast<long long>(r.rank), static_cast<long long>(r.point),
+                   Value(r.objective).c_str(), r.goodput_rps, 100.0 * r.slo_attainment,
+                   r.ttft_p99_s, r.tpot_p99_s, static_cast<long long>(r.gpus), r.cost_per_hour_usd,
+                   layout(r).c_str());
   }
-  if (ranked.size() > top) text += Line("(%zu more in sweep.csv)\n", ranked.size() - top);
+  if (ranked.size() > top) text += Printf("(%zu more in sweep.csv)\n", ranked.size() - top);
   if (ranked.empty()) return text;
 
   const SweepRow& best = *ranked[0];
-  text += Line("best: point %lld (%s) %s %s", static_cast<long long>(best.point),
-               layout(best).c_str(), objective.c_str(), Value(best.objective).c_str());
+  text += Printf("best: point %lld (%s) %s %s", static_cast<long long>(best.point),
+                 layout(best).c_str(), objective.c_str(), Value(best.objective).c_str());
   if (ranked.size() == 1) return text + " (the only point)\n";
   const SweepRow& next = *ranked[1];
   const long long next_point = static_cast<long long>(next.point);
   if (std::isnan(best.objective) || std::isnan(next.objective)) {
-    text += Line(", next point %lld %s\n", next_point, Value(next.objective).c_str());
+    text += Printf(", next point %lld %s\n", next_point, Value(next.objective).c_str());
   } else if (next.objective > 0) {
-    text += Line(", ahead of the next (point %lld) by %.1f %%\n", next_point,
-                 100.0 * (best.objective / next.objective - 1.0));
+    text += Printf(", ahead of the next (point %lld) by %.1f %%\n", next_point,
+                   100.0 * (best.objective / next.objective - 1.0));
   } else {
-    text += Line(", ahead of the next (point %lld), which scores %s\n", next_point,
-                 Value(next.objective).c_str());
+    text += Printf(", ahead of the next (point %lld), which scores %s\n", next_point,
+                   Value(next.objective).c_str());
   }
   return text;
 }

@@ -1,14 +1,14 @@
 #include "sweep/sweep_runner.h"
 
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <exception>
 #include <utility>
 
-#include <climits>
-
 #include "comm/collectives.h"
+#include "core/format.h"
 #include "core/input_error.h"
 #include "sweep/point_config.h"
 
@@ -38,19 +38,10 @@ void OnRankZero(MPI_Comm comm, const std::function<void()>& fn) {
   if (failed) throw QuietExit{failed};
 }
 
-// `value` with `digits` significant digits.
-std::string Number(double value, int digits) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*g", digits, value);
-  return text;
-}
-
 // "goodput 57.01 req/s, SLO attainment 99.5 %"
 std::string Outcome(const output::SummaryRow& fleet) {
-  char text[96];
-  std::snprintf(text, sizeof text, "goodput %.4g req/s, SLO attainment %.1f %%", fleet.goodput_rps,
+  return Printf("goodput %.4g req/s, SLO attainment %.1f %%", fleet.goodput_rps,
                 100.0 * fleet.slo_attainment);
-  return text;
 }
 
 // Bisects the rate scale (geometrically, the range spans orders of magnitude): `low`
@@ -66,7 +57,7 @@ void SearchMaxRate(const SweepSpec& spec, const SweepPoint& point, const fs::pat
     const output::SummaryRow fleet = run({config.string(), probe.string(), rate}, comm);
     ++outcome.runs;
     const bool pass = fleet.slo_attainment >= search.attainment_target;
-    log("point " + std::to_string(point.index) + ": rate_scale " + Number(rate, 6) + ": " +
+    log("point " + std::to_string(point.index) + ": rate_scale " + Significant(rate, 6) + ": " +
         Outcome(fleet) + (pass ? " -> pass" : " -> fail"));
     return std::make_pair(fleet, pass);
   };
@@ -139,8 +130,8 @@ PointOutcome RunPoint(const SweepSpec& spec, const SweepPoint& point, const fs::
   std::string line = "point " + std::to_string(point.index) + " (" + DescribePoint(point) +
                      "): " + Outcome(outcome.fleet);
   if (spec.objective == SweepObjective::kMaxRate)
-    line += ", max rate_scale " + Number(outcome.max_rate_scale, 6);
-  log(line + ", " + std::to_string(outcome.runs) + " run(s), " + Number(wall_s, 3) + " s");
+    line += ", max rate_scale " + Significant(outcome.max_rate_scale, 6);
+  log(line + ", " + std::to_string(outcome.runs) + " run(s), " + Significant(wall_s, 3) + " s");
   return outcome;
 }
 

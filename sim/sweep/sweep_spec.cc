@@ -6,6 +6,7 @@
 #include "cluster/cluster_config.h"
 #include "cluster/routing_policy.h"
 #include "core/project_paths.h"
+#include "core/setting.h"
 #include "core/yaml_section.h"
 #include "model/hardware.h"
 
@@ -70,6 +71,17 @@ std::vector<AxisValue<T>> ReadAxis(const YamlSection& axes, std::string_view key
   return out;
 }
 
+// Each value of an axis that sweeps a setting, against the setting's own range.
+template <typename T, typename S>
+void CheckAxis(const YamlSection& axes, const std::vector<AxisValue<T>>& values,
+               const Setting<S>& setting) {
+  for (const AxisValue<T>& v : values) {
+    setting.Check(v.value, [&](std::string_view, const std::string& message) {
+      return InputError(axes.file(), v.line, v.field, message);
+    });
+  }
+}
+
 template <typename T>
 std::vector<T> Values(const std::vector<AxisValue<T>>& axis) {
   std::vector<T> out;
@@ -96,22 +108,23 @@ int GpusPerNode(const YAML::Node& base, const InstanceGroupConfig& group,
 
 void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Node& base_yaml,
               const ClusterConfig& base, const InstanceGroupConfig& group, SweepSpec& spec) {
-  axes.RejectUnknownKeys({"tp", "enable_prefix_caching", "max_num_batched_tokens", "max_num_seqs",
-                          "policy", "capacity_weighted", "hardware", "rate_scale"});
-  const auto tp = ReadAxis<int>(axes, "tp");
-  const auto caching = ReadAxis<bool>(axes, "enable_prefix_caching");
-  const auto batched = ReadAxis<int>(axes, "max_num_batched_tokens");
-  const auto seqs = ReadAxis<int>(axes, "max_num_seqs");
-  const auto policy = ReadAxis<std::string>(axes, "policy");
-  const auto weighted = ReadAxis<bool>(axes, "capacity_weighted");
+  using namespace cluster_settings;
+  using namespace engine_settings;
+  axes.RejectUnknownKeys({kGroupTp.key(), kEnablePrefixCaching.key(), kMaxNumBatchedTokens.key(),
+                          kMaxNumSeqs.key(), kGatewayPolicy.key(), kCapacityWeighted.key(),
+                          "hardware", "rate_scale"});
+  const auto tp = ReadAxis<int>(axes, kGroupTp.key());
+  const auto caching = ReadAxis<bool>(axes, kEnablePrefixCaching.key());
+  const auto batched = ReadAxis<int>(axes, kMaxNumBatchedTokens.key());
+  const auto seqs = ReadAxis<int>(axes, kMaxNumSeqs.key());
+  const auto policy = ReadAxis<std::string>(axes, kGatewayPolicy.key());
+  const auto weighted = ReadAxis<bool>(axes, kCapacityWeighted.key());
   const auto hardware = ReadAxis<std::string>(axes, "hardware");
   const auto rate = ReadAxis<double>(axes, "rate_scale");
 
-  for (const auto* axis : {&tp, &batched, &seqs}) {
-    for (const AxisValue<int>& v : *axis) {
-      if (v.value < 1) throw InputError(axes.file(), v.line, v.field, "must be at least 1");
-    }
-  }
+  CheckAxis(axes, tp, kGroupTp);
+  CheckAxis(axes, batched, kMaxNumBatchedTokens);
+  CheckAxis(axes, seqs, kMaxNumSeqs);
   for (const AxisValue<std::string>& v : policy) {
     if (!ParseRoutingPolicy(v.value)) {
       throw InputError(axes.file(), v.line, v.field,

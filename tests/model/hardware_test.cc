@@ -102,7 +102,7 @@ TEST(Hardware, EveryEntryNamesItsAttentionBackendAndPrice) {
     EXPECT_TRUE(std::is_sorted(sizes.begin(), sizes.end()));
     EXPECT_TRUE(std::all_of(sizes.begin(), sizes.end(), [](int size) { return size > 0; }));
     // FlashAttention, FlashInfer and vLLM's ROCm backends all align hybrid blocks to 16.
-    EXPECT_EQ(backend.MinBlockSize(), 16);
+    EXPECT_EQ(sizes.front(), 16);
     EXPECT_FALSE(backend.block_sizes_source.empty());
     EXPECT_FALSE(backend.split_kv_source.empty());
     EXPECT_GT(backend.query_tile_rows, 0);
@@ -163,13 +163,6 @@ TEST(Hardware, QueryTileNeedsPositiveRowsAndASource) {
                 e.field() == "attention_backend.query_tile.source")
         << e.field();
   }
-}
-
-TEST(Hardware, MinBlockSizeIsTheSmallestListedSize) {
-  AttentionBackendSpec backend;
-  EXPECT_EQ(backend.MinBlockSize(), 0);
-  backend.supported_block_sizes = {32, 64, 128};
-  EXPECT_EQ(backend.MinBlockSize(), 32);
 }
 
 TEST(Hardware, CompleteEntryLoads) {

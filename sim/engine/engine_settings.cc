@@ -1,0 +1,25 @@
+#include "engine/engine_settings.h"
+
+namespace fleetsim::engine_settings {
+
+const std::vector<SettingDoc>& EngineSectionSettings() {
+  static const std::vector<SettingDoc> settings{
+      DocOf(kMaxNumSeqs),
+      DocOf(kMaxNumBatchedTokens),
+      DocOf(kMaxModelLen),
+      DocOf(kEnablePrefixCaching),
+      DocOf(kEnableChunkedPrefill),
+      DocOf(kBlockSize),
+      DocOf(kLongPrefillTokenThreshold),
+      DocOf(kKvCacheDtype),
+      DocOf(kMambaCacheDtype),
+      DocOf(kMambaSsmCacheDtype),
+      DocOf(kGpuMemoryUtilization),
+      DocOf(kKvCacheMemoryBytes),
+      DocOf(kNumGpuBlocks),
+      DocOf(kStepOverheadUs),
+  };
+  return settings;
+}
+
+}  // namespace fleetsim::engine_settings
