@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "bundles/analytic_bundle.h"
 #include "cluster/cluster_config.h"
 #include "comm/collectives.h"
 #include "core/input_error.h"
@@ -48,8 +49,8 @@ void OnRankZero(MPI_Comm comm, Part part) {
 // ranks then find.
 FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
   std::optional<FleetSetup> fleet;
-  OnRankZero(comm, [&] { fleet = BuildFleetSetup(cluster); });
-  if (!fleet) fleet = BuildFleetSetup(cluster);
+  OnRankZero(comm, [&] { fleet = BuildFleetSetup(cluster, CachedAnalyticBundle); });
+  if (!fleet) fleet = BuildFleetSetup(cluster, CachedAnalyticBundle);
   return std::move(*fleet);
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bundles/analytic_bundle.h"
 #include "core/project_paths.h"
 #include "model/model_catalog.h"
 #include "perf/batch_shape.h"
@@ -42,7 +41,7 @@ std::vector<int32_t> FleetSetup::Partition(int size) const {
   return owner;
 }
 
-FleetSetup BuildFleetSetup(ClusterConfig cluster) {
+FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& analytic_bundle) {
   FleetSetup fleet;
   const ModelCatalog catalog(ModelsDir());
   for (const InstanceGroupConfig& group : cluster.groups) {
@@ -58,10 +57,9 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster) {
         throw error("model", e.line() > 0 ? e.what() : e.message());
       }
     }();
-    // `analytic`: fleetsim's own bundle for this model and GPU, built once and cached.
-    const std::string bundle = group.bundle == "analytic"
-                                   ? CachedAnalyticBundle(card, *group.budget.hardware)
-                                   : group.bundle;
+    // `analytic`: fleetsim's own bundle for this model and GPU (built once and cached).
+    const std::string bundle =
+        group.bundle == "analytic" ? analytic_bundle(card, *group.budget.hardware) : group.bundle;
     Bundle tables = LoadBundle(bundle, group.engine.tensor_parallel_size);
     for (const std::string& mismatch :
          BundleMismatches(tables, card.name, group.budget.hardware->name)) {

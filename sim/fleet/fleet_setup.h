@@ -2,16 +2,19 @@
 // model -- built once and shared by the group's replicas), every instance's static facts
 // (group, placement, capacity), and the partition of the instances over MPI ranks.
 //
-//   FleetSetup fleet = BuildFleetSetup(LoadClusterConfig(path));
+//   FleetSetup fleet = BuildFleetSetup(LoadClusterConfig(path), CachedAnalyticBundle);
 //   std::vector<int32_t> owner = fleet.Partition(size);   // rank of each instance
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "cluster/cluster_config.h"
 #include "engine/engine_setup.h"
+#include "model/hardware.h"
+#include "model/model_card.h"
 
 namespace fleetsim {
 
@@ -39,8 +42,14 @@ struct FleetSetup {
 // context). A router weight, not a prediction of served throughput.
 double ReferenceCapacity(const EngineSetup& setup);
 
-// Builds each group's engine (an `analytic` bundle is generated and cached on first use).
-// Errors name the group's line in the cluster config.
-FleetSetup BuildFleetSetup(ClusterConfig cluster);
+// The folder of the `analytic` bundle for a model on a GPU. The app passes
+// CachedAnalyticBundle (bundles/analytic_bundle.h), which builds it on first use: the
+// fleet reads bundles, it does not build them (docs/DESIGN.md).
+using AnalyticBundleFolder =
+    std::function<std::string(const ModelCard& card, const HardwareSpec& hardware)>;
+
+// Builds each group's engine; a group with `bundle: analytic` reads the folder that
+// `analytic_bundle` gives. Errors name the group's line in the cluster config.
+FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& analytic_bundle);
 
 }  // namespace fleetsim

@@ -7,14 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/random.h"
 #include "fleet/router_ring.h"
 #include "fleet/router_swrr.h"
-#include "workload/generator_random.h"
 
 namespace fleetsim::router_internal {
 namespace {
-
-using workload_gen::Rng;
 
 // round_robin: targets in instance-id order, over and over.
 class RoundRobinPicker final : public Picker {

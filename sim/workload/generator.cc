@@ -8,6 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/random.h"
 #include "core/yaml_section.h"
 #include "workload/generator_arrivals.h"
 #include "workload/generator_prompt.h"
@@ -20,7 +21,6 @@ namespace {
 using workload_gen::ArrivalProcess;
 using workload_gen::GeneratorSpec;
 using workload_gen::PromptBuilder;
-using workload_gen::Rng;
 using workload_gen::StreamPurpose;
 using workload_gen::StreamSeed;
 

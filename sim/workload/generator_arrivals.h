@@ -15,9 +15,9 @@
 
 #include <cstdint>
 
+#include "core/random.h"
 #include "core/sim_time.h"
 #include "core/yaml_section.h"
-#include "workload/generator_random.h"
 
 namespace fleetsim::workload_gen {
 

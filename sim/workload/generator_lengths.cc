@@ -9,6 +9,7 @@
 #include "core/input_error.h"
 #include "workload/generator.h"
 #include "workload/generator_fields.h"
+#include "workload/generator_random.h"
 
 namespace fleetsim::workload_gen {
 namespace {

@@ -28,8 +28,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/random.h"
 #include "core/yaml_section.h"
-#include "workload/generator_random.h"
 #include "workload/length_sample.h"
 
 namespace fleetsim::workload_gen {

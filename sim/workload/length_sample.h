@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "workload/generator_random.h"
+#include "core/random.h"
 
 namespace fleetsim::workload_gen {
 

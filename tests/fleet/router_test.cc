@@ -11,14 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include "core/random.h"
 #include "fleet/router_ring.h"
 #include "fleet/router_swrr.h"
-#include "workload/generator_random.h"
 
 namespace fleetsim {
 namespace {
-
-using workload_gen::Rng;
 
 RouterConfig Config(RoutingPolicy policy, bool weighted = false) {
   RouterConfig config;
