@@ -1,9 +1,12 @@
 # ctest labels for the GoogleTest binaries, one test at a time (included from
 # tests/CMakeLists.txt).
 #
-#   fast  a unit test: well under a second, no fleetsim binary, no MPI launcher.
-#   slow  everything else: CLI tests that run the fleetsim binary on real workloads,
-#         accuracy targets, studies, the MPI, determinism and Slurm tests.
+#   fast  well under a second each: unit tests, and quick CLI checks (inspect, bundle build
+#         refusals); no simulation through the fleetsim binary, no MPI launcher.
+#   slow  everything else: simulations and kernel-table comparisons through the binary
+#         (run, validate, compare-kernels, sweep), accuracy targets and the calibration
+#         runs, the every-model-on-every-GPU bundle build, and the add_test tests (MPI,
+#         determinism, Slurm, the study), which set slow where they are added.
 #   data  reads ../shared/data: skips with a message when it is absent (fails under CI=true).
 #
 # Every test carries fast or slow; `ctest -L fast` (`scripts/test.sh --fast`) is the quick
@@ -13,12 +16,12 @@
 #   fleetsim_label_gtests(<target> SOURCES <files> [SLOW <regex>...] [PREFIX <test prefix>])
 #
 # must follow gtest_discover_tests(<target>). A test is slow when its full name
-# (Suite.Name, after PREFIX) matches one of the SLOW regexes (anchored: give whole names or
-# patterns like "RunCli\\..*"), fast otherwise. It is data when its body calls
+# (PREFIX then Suite.Name) matches one of the SLOW regexes (anchored: whole names, or
+# patterns such as [[RunCli\..*]]), fast otherwise. It is data when its body calls
 # FLEETSIM_REQUIRE_SHARED_DATA() (tests/support/shared_data.h): SOURCES are scanned for that
 # call at ctest time, so a new data test needs no list here -- only the call, in the TEST's
-# own body (a helper's call would be credited to the TEST above the helper). Labels other
-# tests carry (mpi, fleet, sweep, study, slurm) are set where those tests are added.
+# own body (a helper's call would be credited to the TEST above the helper). The add_test
+# tests keep their own labels (mpi, fleet, sweep, study, slurm) beside slow.
 #
 # How: gtest_discover_tests' include file leaves the names in <target>_TESTS; a generated
 # <target>_labels.cmake, appended after it to TEST_INCLUDE_FILES, hands them with the

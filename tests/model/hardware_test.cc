@@ -150,8 +150,8 @@ std::vector<std::string> ContractViolations(const HardwareSpec& spec) {
             std::adjacent_find(sizes.begin(), sizes.end()) == sizes.end(),
         "attention_backend.supported_block_sizes: empty or not ascending");
   // FlashAttention, FlashInfer and vLLM's ROCm backends all align hybrid blocks to 16,
-  // the base the engine's layout arithmetic assumes.
-  // (kBackendMinKernelBlockSize in engine/kv_cache_layout.h).
+  // the base the engine's layout arithmetic assumes (kBackendMinKernelBlockSize in
+  // engine/kv_cache_layout.h).
   check(backend.MinBlockSize() == 16,
         "attention_backend.supported_block_sizes: smallest is not 16");
   check(!backend.block_sizes_source.empty(), "attention_backend.supported_block_sizes: no source");
