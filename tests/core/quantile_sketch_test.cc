@@ -232,6 +232,60 @@ TEST(QuantileSketch, MergeEqualsOneSketchWhateverSplitAndOrder) {
   }
 }
 
+TEST(QuantileSketch, MergingEmptySketchesChangesNothing) {
+  const std::vector<double> values = Lognormal(48, 2000);
+  const QuantileSketch full = SketchOf(values);
+
+  QuantileSketch into_full = full;  // empty into full
+  into_full.Merge(QuantileSketch());
+  ExpectSameSketch(into_full, full);
+
+  QuantileSketch into_empty;  // full into empty
+  into_empty.Merge(full);
+  ExpectSameSketch(into_empty, full);
+
+  // An empty sketch in the middle of a chain of merges is invisible too.
+  QuantileSketch chain;
+  chain.Merge(QuantileSketch());
+  chain.Merge(SketchOf({values.begin(), values.begin() + 1000}));
+  chain.Merge(QuantileSketch());
+  chain.Merge(SketchOf({values.begin() + 1000, values.end()}));
+  ExpectSameSketch(chain, full);
+}
+
+// Sketches whose buckets do not overlap (one below the other, and one holding only zeros)
+// merge to the sketch of both streams whichever is merged into which: the receiving
+// sketch's buckets grow downwards as well as upwards.
+TEST(QuantileSketch, MergingDisjointRangesInEitherOrderEqualsOneSketch) {
+  std::vector<double> low, high, zeros(50, 0.0);
+  for (int i = 1; i <= 300; ++i) {
+    low.push_back(1e-6 * i);
+    high.push_back(1e3 * i);
+  }
+  std::vector<double> all = low;
+  all.insert(all.end(), high.begin(), high.end());
+  all.insert(all.end(), zeros.begin(), zeros.end());
+  const QuantileSketch whole = SketchOf(all);
+
+  const std::vector<std::vector<double>*> parts{&low, &high, &zeros};
+  const std::vector<std::vector<int>> orders{{0, 1, 2}, {1, 0, 2}, {2, 1, 0}, {1, 2, 0}};
+  for (const std::vector<int>& order : orders) {
+    SCOPED_TRACE(std::to_string(order[0]) + std::to_string(order[1]) + std::to_string(order[2]));
+    QuantileSketch merged = SketchOf(*parts[static_cast<std::size_t>(order[0])]);
+    merged.Merge(SketchOf(*parts[static_cast<std::size_t>(order[1])]));
+    merged.Merge(SketchOf(*parts[static_cast<std::size_t>(order[2])]));
+    ExpectSameSketch(merged, whole);
+  }
+  // The merged quantiles are the whole stream's: of 650 values, rank floor(0.5 x 649) =
+  // 324 is the 275th low one (after 50 zeros), 2.75e-4; the largest is 3e5 (within 0.5 %).
+  QuantileSketch merged = SketchOf(high);
+  merged.Merge(SketchOf(low));
+  merged.Merge(SketchOf(zeros));
+  EXPECT_NEAR(merged.Quantile(0.5), 2.75e-4, 2.75e-4 * 0.005);
+  EXPECT_NEAR(merged.Quantile(1.0), 3e5, 3e5 * 0.005);
+  EXPECT_EQ(merged.Quantile(0.0), 0.0);
+}
+
 TEST(QuantileSketch, MergeWithItselfDoubles) {
   const std::vector<double> values = UniformValues(47, 1000);
   QuantileSketch sketch = SketchOf(values);

@@ -2,4 +2,7 @@
 # kernel tables test. It reads ../shared/data in place and skips without it (fails under CI).
 fleetsim_test(kernel_db_test
   SOURCES perf/kernel_db_test.cc
-  LIBS fleetsim_kernel_db)
+  LIBS fleetsim_kernel_db
+  # The fit against the measured tables, run in full: seconds each.
+  SLOW [[KernelDb\.(FittedModelIsWithinTwentyPercentOnEachGpu|CalibrationIsDeterministic)]]
+       [[KernelDb\.ShippedDefaultsAreTheCalibratedConstants]])
