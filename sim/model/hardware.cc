@@ -24,7 +24,9 @@ SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
   const YamlSection item = parent.Child(key);
   item.RejectUnknownKeys({"value", "source", "kind"});
   SourcedValue out{item.Get<double>("value"), ReadSource(item)};
-  if (out.value <= 0) item.Fail("value", "must be positive");
+  if (!(out.value > 0) || !std::isfinite(out.value)) {
+    item.Fail("value", "must be a positive, finite number");
+  }
   return out;
 }
 

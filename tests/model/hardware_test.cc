@@ -152,7 +152,7 @@ std::vector<std::string> ContractViolations(const HardwareSpec& spec) {
   // FlashAttention, FlashInfer and vLLM's ROCm backends all align hybrid blocks to 16,
   // the base the engine's layout arithmetic assumes (kBackendMinKernelBlockSize in
   // engine/kv_cache_layout.h).
-  check(backend.MinBlockSize() == 16,
+  check(!sizes.empty() && sizes.front() == 16,
         "attention_backend.supported_block_sizes: smallest is not 16");
   check(!backend.block_sizes_source.empty(), "attention_backend.supported_block_sizes: no source");
   check(!backend.split_kv_source.empty(), "attention_backend.split_kv_decode: no source");
@@ -280,13 +280,6 @@ TEST(Hardware, QueryTileNeedsPositiveRowsAndASource) {
   }
 }
 
-TEST(Hardware, MinBlockSizeIsTheSmallestListedSize) {
-  AttentionBackendSpec backend;
-  EXPECT_EQ(backend.MinBlockSize(), 0);
-  backend.supported_block_sizes = {32, 64, 128};
-  EXPECT_EQ(backend.MinBlockSize(), 32);
-}
-
 TEST(Hardware, CompleteEntryLoads) {
   TempFile file("X.yaml", CatalogYaml());
   const HardwareSpec spec = LoadHardwareFile(file.path());
@@ -314,6 +307,22 @@ TEST(Hardware, OnlyTheNvidiaGddrCardsCarryAMeasuredStreamingEfficiency) {
   }
 }
 
+// A user's hardware file with a NaN or infinite figure is refused like a negative one:
+// such a figure would poison every step cost silently.
+TEST(Hardware, ANonFiniteFigureIsRefusedWithItsKey) {
+  for (const auto& [from, to] : {std::pair{"memory_bandwidth_bytes_per_s: {value: 1e12",
+                                           "memory_bandwidth_bytes_per_s: {value: .nan"},
+                                 std::pair{"latency_s: {value: 1e-6", "latency_s: {value: .inf"}}) {
+    std::string yaml = CatalogYaml();
+    const std::size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    yaml.replace(at, std::string(from).size(), to);
+    const InputError e =
+        CatchInputError([&] { LoadHardwareFile(TempFile("X.yaml", yaml).path()); });
+    EXPECT_TRUE(Mentions(e, "must be a positive, finite number")) << e.what();
+  }
+}
+
 TEST(Hardware, AStreamingEfficiencyAboveOneIsRefused) {
   for (const char* value : {"1.2", ".nan", ".inf"}) {
     const std::string yaml = CatalogYaml() + "memory_stream_efficiency: {value: " + value +
@@ -322,7 +331,7 @@ TEST(Hardware, AStreamingEfficiencyAboveOneIsRefused) {
     const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
     EXPECT_EQ(e.field(), "memory_stream_efficiency.value") << value;
     EXPECT_EQ(e.line(), LineOf(yaml, "memory_stream_efficiency")) << value;
-    EXPECT_TRUE(Mentions(e, "at most 1")) << e.what();
+    EXPECT_TRUE(Mentions(e, value[0] == '.' ? "finite" : "at most 1")) << e.what();
   }
 }
 
@@ -352,7 +361,7 @@ TEST(Hardware, AMatmulRateFarFromThePeakIsRefusedAsAUnitSlip) {
     const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
     EXPECT_EQ(e.field(), "matmul_achievable_flops.value") << value;
     EXPECT_EQ(e.line(), LineOf(yaml, "matmul_achievable_flops")) << value;
-    EXPECT_TRUE(Mentions(e, "FLOP/s")) << e.what();
+    EXPECT_TRUE(Mentions(e, value[0] == '.' ? "finite" : "FLOP/s")) << e.what();
   }
   for (const double value : {0.25e14, 0.8e14, 1.5e14}) {
     const std::string yaml = CatalogYaml() +
