@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/input_error.h"
 #include "core/project_paths.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
@@ -84,6 +85,31 @@ TEST(AnalyticBundle, ARelativeOutputNameWorks) {
   fs::current_path(before);
   EXPECT_TRUE(fs::exists(scratch.path() / "bundle" / "meta.yaml"));
   EXPECT_FALSE(fs::exists(scratch.path() / "bundle.tmp"));
+}
+
+// A TP the model cannot run names the setting, or what the caller's SettingError says
+// (the CLI: --tp), and leaves nothing behind.
+TEST(AnalyticBundle, ATpTheModelCannotRunNamesTheSetting) {
+  ScratchDir scratch;
+  const fs::path dir = scratch.path() / "b";
+  try {
+    WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {3}, dir.string());
+    ADD_FAILURE() << "TP 3 of 32 heads was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "tensor_parallel_size");
+    EXPECT_EQ(std::string(e.what()).find("--tp"), std::string::npos) << e.what();
+  }
+  const SettingError cli = [](std::string_view setting, const std::string& message) {
+    return OptionError("--tp", std::string(setting) + ": " + message);
+  };
+  try {
+    WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {1, 3}, dir.string(), cli);
+    ADD_FAILURE() << "TP 3 of 32 heads was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--tp");
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_FALSE(fs::exists(scratch.path() / "b.tmp"));
 }
 
 // meta.yaml names the catalog's measured rates a bundle was built with in place of the
