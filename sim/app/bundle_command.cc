@@ -57,10 +57,14 @@ void Build(const BuildOptions& options) {
       options.out.empty()
           ? (ModelsDir() / card.name / "bundles" / hardware.name / options.source).string()
           : options.out;
+  // The TP degrees came from --tp (or its default).
+  const SettingError tp_error = [](std::string_view setting, const std::string& message) {
+    return OptionError("--tp", std::string(setting) + ": " + message);
+  };
   if (options.source == "kernel-db") {
-    WriteKernelDbBundle(card, hardware, tps, options.data, out);
+    WriteKernelDbBundle(card, hardware, tps, options.data, out, tp_error);
   } else {
-    WriteAnalyticBundle(card, hardware, tps, out);
+    WriteAnalyticBundle(card, hardware, tps, out, tp_error);
   }
   std::cout << "wrote " << out << " (" << options.source << ", TP";
   for (int tp : tps)

@@ -8,14 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iomanip>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <unistd.h>
 #include <utility>
+
+#include <yaml-cpp/yaml.h>
 
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -28,6 +28,8 @@
 #include "model/model_catalog.h"
 #include "model/weight_count.h"
 #include "perf/analytic_kernels.h"
+#include "perf/bundle_format.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 namespace {
@@ -57,19 +59,23 @@ std::string Us(double us) {
   return buf;
 }
 
-std::vector<std::string> DenseKernels(const ModelCard& card) {
-  std::vector<std::string> kernels{"embedding", "final_layernorm", "layernorm"};
-  if (card.CountLayers(LayerType::kFullAttention) > 0) {
-    for (const char* k : {"qkv_proj", "qk_norm", "rotary_emb", "o_proj"})
-      kernels.emplace_back(k);
+// The dense.csv kernels the card's layer kinds charge, once each, in Kernel order.
+std::vector<Kernel> DenseKernels(const ModelCard& card) {
+  std::set<Kernel> kernels;
+  for (const LayerKind kind : kLayerKinds) {
+    if (LayerCount(card, kind) == 0) continue;
+    for (const KernelSpec& spec : KernelsOf(kind)) {
+      if (FileOf(spec.kernel) == BundleFile::kDense) kernels.insert(spec.kernel);
+    }
   }
-  if (card.CountMoeLayers() < card.NumLayers()) {
-    for (const char* k : {"gate_up_proj", "act_fn", "down_proj"})
-      kernels.emplace_back(k);
-  }
-  if (card.IsHybrid()) {
-    for (const char* k : {"gdn_in_proj", "gdn_glue", "gdn_norm", "gdn_out_proj"})
-      kernels.emplace_back(k);
+  return {kernels.begin(), kernels.end()};
+}
+
+// The kernels of `kind` that `file` holds, in the kind's order.
+std::vector<Kernel> KernelsIn(LayerKind kind, BundleFile file) {
+  std::vector<Kernel> kernels;
+  for (const KernelSpec& spec : KernelsOf(kind)) {
+    if (FileOf(spec.kernel) == file) kernels.push_back(spec.kernel);
   }
   return kernels;
 }
@@ -77,89 +83,73 @@ std::vector<std::string> DenseKernels(const ModelCard& card) {
 // Where each kernel's rows came from: every row measured, none, or some.
 class Origins {
  public:
-  void Note(const std::string& kernel, bool measured) {
-    (measured ? measured_ : analytic_)[kernel] = true;
-  }
+  void Note(Kernel kernel, bool measured) { (measured ? measured_ : analytic_).insert(kernel); }
+  // By kernel name.
   std::map<std::string, std::string> ByKernel() const {
     std::map<std::string, std::string> out;
-    for (const auto& [k, v] : analytic_)
-      out[k] = measured_.contains(k) ? "mixed" : "analytic";
-    for (const auto& [k, v] : measured_) {
-      if (!analytic_.contains(k)) out[k] = "measured";
+    for (const Kernel k : analytic_)
+      out[std::string(NameOf(k))] = measured_.contains(k) ? "mixed" : "analytic";
+    for (const Kernel k : measured_) {
+      if (!analytic_.contains(k)) out[std::string(NameOf(k))] = "measured";
     }
     return out;
   }
 
  private:
-  std::map<std::string, bool> measured_, analytic_;
+  std::set<Kernel> measured_, analytic_;
 };
 
-// The measured value when the overrides have one, else the analytic one.
-double Pick(std::optional<double> measured, double analytic, const std::string& kernel,
-            Origins& origins) {
-  origins.Note(kernel, measured.has_value());
-  return measured ? *measured : analytic;
+// A table's file, its header line written.
+std::ofstream OpenTable(const fs::path& dir, BundleFile file) {
+  std::ofstream out(dir / FileName(file));
+  out << HeaderLine(file);
+  return out;
 }
 
 void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir,
              const KernelOverrides* overrides, Origins& origins) {
   fs::create_directories(dir);
   const AnalyticKernels k(card, hardware, tp);
-  auto dense_us = [&](const std::string& kernel, int64_t t) {
-    const double analytic = k.DenseUs(kernel, t);
-    if (analytic < 0 || overrides == nullptr) {
-      if (analytic >= 0) origins.Note(kernel, false);
-      return analytic;
-    }
-    return Pick(overrides->DenseUs(kernel, t), analytic, kernel, origins);
-  };
-  auto per_sequence_us = [&](const std::string& kernel, int64_t sequences) {
-    const double analytic = k.PerSequenceUs(kernel, sequences);
-    if (overrides == nullptr) {
-      origins.Note(kernel, false);
-      return analytic;
-    }
-    return Pick(overrides->PerSequenceUs(kernel, sequences), analytic, kernel, origins);
-  };
-  auto gdn_us = [&](const std::string& kernel, int64_t tokens, int64_t decodes) {
-    const double analytic = k.GdnUs(kernel, tokens, decodes);
-    if (analytic < 0) return analytic;
-    if (overrides == nullptr) {
-      origins.Note(kernel, false);
-      return analytic;
-    }
-    return Pick(overrides->GdnUs(kernel, tokens, decodes), analytic, kernel, origins);
+  // The analytic value, or the measured one where the overrides have it (its origin
+  // noted); nullopt where the analytic model has no such kernel.
+  const auto price = [&](Kernel kernel, std::optional<double> analytic,
+                         const auto& measured) -> std::optional<double> {
+    if (!analytic) return std::nullopt;
+    const std::optional<double> m = overrides == nullptr ? std::nullopt : measured();
+    origins.Note(kernel, m.has_value());
+    return m ? *m : *analytic;
   };
   const std::vector<int64_t> tokens = Grid(1, 16384);
   {
-    std::ofstream out(dir / "dense.csv");
-    out << "layer,tokens,time_us\n";
-    for (const std::string& kernel : DenseKernels(card)) {
+    std::ofstream out = OpenTable(dir, BundleFile::kDense);
+    for (const Kernel kernel : DenseKernels(card)) {
       for (int64_t t : tokens) {
-        const double us = dense_us(kernel, t);
-        if (us >= 0) out << kernel << ',' << t << ',' << Us(us) << '\n';
+        const std::optional<double> us =
+            price(kernel, k.DenseUs(kernel, t), [&] { return overrides->DenseUs(kernel, t); });
+        if (us) out << NameOf(kernel) << ',' << t << ',' << Us(*us) << '\n';
       }
     }
   }
   {
-    std::ofstream out(dir / "per_sequence.csv");
-    out << "layer,sequences,time_us\n";
-    for (const char* kernel : {"lm_head", "sampler"}) {
-      for (int64_t s : Grid(1, 4096))
-        out << kernel << ',' << s << ',' << Us(per_sequence_us(kernel, s)) << '\n';
+    std::ofstream out = OpenTable(dir, BundleFile::kPerSequence);
+    for (const Kernel kernel : KernelsIn(LayerKind::kHead, BundleFile::kPerSequence)) {
+      for (int64_t s : Grid(1, 4096)) {
+        const std::optional<double> us = price(kernel, k.PerSequenceUs(kernel, s),
+                                               [&] { return overrides->PerSequenceUs(kernel, s); });
+        if (us) out << NameOf(kernel) << ',' << s << ',' << Us(*us) << '\n';
+      }
     }
   }
-  if (card.CountLayers(LayerType::kFullAttention) > 0) {
+  if (LayerCount(card, LayerKind::kFullAttention) > 0) {
     // Legacy layout: prefill-only, decode-only and mixed rows. A mixed step is one call
     // (one launch; on FlashAttention 2 its decodes lose their packing and split), so it
     // is not the sum of the other two. Its four axes go in powers of two, as measured
     // bundles do, to keep the table small.
-    std::ofstream out(dir / "attention.csv");
-    out << "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n";
+    std::ofstream out = OpenTable(dir, BundleFile::kAttention);
     const int64_t max_len = card.max_position_embeddings;
     std::vector<int64_t> kvs = Grid(16, max_len);
     kvs.insert(kvs.begin(), 0);
-    origins.Note("attention", false);
+    origins.Note(Kernel::kAttention, false);
     // Chunks start at one token: a prompt's last chunk, or the one token a full prefix
     // hit leaves to compute, can be that short.
     for (int64_t c : Grid(1, 16384)) {
@@ -171,10 +161,8 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     // read it; each decode attends to it and to its own new token.
     for (int64_t n : Grid(1, 2048)) {
       for (int64_t kv : Grid(1, max_len)) {
-        const double analytic = k.AttentionDecodeUs(n, kv + 1);
-        const double us = overrides == nullptr ? analytic
-                                               : Pick(overrides->AttentionDecodeUs(n, kv), analytic,
-                                                      "attention", origins);
+        const double us = *price(Kernel::kAttention, k.AttentionDecodeUs(n, kv + 1),
+                                 [&] { return overrides->AttentionDecodeUs(n, kv); });
         out << "0,0," << n << ',' << kv << ',' << Us(us) << '\n';
       }
     }
@@ -192,29 +180,28 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       }
     }
   }
-  if (card.IsHybrid()) {
-    std::ofstream out(dir / "linear_attention.csv");
-    out << "layer,prefill_tokens,n_decode,time_us\n";
+  if (LayerCount(card, LayerKind::kLinearAttention) > 0) {
+    std::ofstream out = OpenTable(dir, BundleFile::kLinearAttention);
     std::vector<int64_t> prefill{0};
     for (int64_t t : Grid(1, 256))
       prefill.push_back(64 * t);  // whole 64-token scan chunks
     std::vector<int64_t> decodes = Grid(1, 2048);
     decodes.insert(decodes.begin(), 0);
-    for (const char* kernel : {"gdn_conv_prefill", "gdn_post_conv", "gdn_prefill",
-                               "gdn_conv_decode", "gdn_decode", "gdn_decode_mixed"}) {
+    for (const Kernel kernel :
+         KernelsIn(LayerKind::kLinearAttention, BundleFile::kLinearAttention)) {
       for (int64_t t : prefill) {
         for (int64_t n : decodes) {
           if (t == 0 && n == 0) continue;
-          const double us = gdn_us(kernel, t, n);
-          if (us >= 0) out << kernel << ',' << t << ',' << n << ',' << Us(us) << '\n';
+          const std::optional<double> us =
+              price(kernel, k.GdnUs(kernel, t, n), [&] { return overrides->GdnUs(kernel, t, n); });
+          if (us) out << NameOf(kernel) << ',' << t << ',' << n << ',' << Us(*us) << '\n';
         }
       }
     }
   }
   if (card.moe) {
-    std::ofstream out(dir / "moe.csv");
-    out << "tokens,activated_experts,time_us\n";
-    origins.Note("moe", false);
+    std::ofstream out = OpenTable(dir, BundleFile::kMoe);
+    origins.Note(Kernel::kMoe, false);
     const int64_t experts = card.moe->num_experts;
     for (int64_t t : tokens) {
       for (int64_t a : Grid(card.moe->experts_per_token, experts)) {
@@ -225,31 +212,22 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
   }
 }
 
-InputError BuildError(std::string_view setting, const std::string& message) {
-  return OptionError("--tp", std::string(setting) + ": " + message);
+// A setting's error where the caller gave no SettingError: the setting, named.
+InputError NamedSettingError(std::string_view setting, const std::string& message) {
+  return InputError("", 0, std::string(setting), message);
 }
 
 // The catalog's measured rates that replaced fitted fractions in the analytic kernels
 // (KernelRoofline), so that meta.yaml says what the bundle was built from; empty if none.
-std::string CardRatesLine(const HardwareSpec& hardware) {
-  std::ostringstream line;
-  line << std::setprecision(6);
-  const char* sep = "";
+std::vector<std::pair<const char*, double>> CardRates(const HardwareSpec& hardware) {
+  std::vector<std::pair<const char*, double>> rates;
   for (const auto& [key, rate] :
        {std::pair{"memory_stream_efficiency", &hardware.memory_stream_efficiency},
         std::pair{"matmul_achievable_flops", &hardware.matmul_achievable_flops}}) {
-    if (!*rate) continue;
-    line << sep << key << ": " << (*rate)->value;
-    sep = ", ";
+    if (*rate) rates.emplace_back(key, (*rate)->value);
   }
-  if (line.str().empty()) return "";
-  return "card_rates: {" + line.str() +
-         "}  # measured, from the catalog, in place of fitted fractions\n";
+  return rates;
 }
-
-// The first line of every meta.yaml fleetsim writes; what marks a folder as one it may
-// replace.
-constexpr std::string_view kMetaHeader = "# Generated by fleetsim";
 
 // The bundle replaces `dir` whole, so `dir` must not hold anything else: a folder of the
 // user's files, or the cache folder that holds the generated bundles.
@@ -257,7 +235,7 @@ void RequireReplaceable(const fs::path& dir) {
   if (!fs::exists(dir)) return;
   if (!fs::is_directory(dir)) throw InputError(dir.string(), 0, "", "exists and is not a folder");
   if (fs::is_empty(dir)) return;
-  std::ifstream meta(dir / "meta.yaml");
+  std::ifstream meta(dir / kMetaFile);
   std::string first_line;
   std::getline(meta, first_line);
   if (first_line.starts_with(kMetaHeader)) return;
@@ -277,15 +255,82 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 }
 
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
-                         const std::vector<int>& tps, const std::string& dir) {
+                         const std::vector<int>& tps, const std::string& dir,
+                         const SettingError& error) {
   BundleRecipe recipe;
-  recipe.source = std::string("{kind: analytic, tool: fleetsim, generator: ") + kGeneratorVersion +
-                  ", model: roofline+occupancy, calibrated: h100+h200 kernel tables}";
-  WriteBundle(card, hardware, tps, dir, recipe);
+  recipe.source = {{"kind", "analytic"},
+                   {"tool", "fleetsim"},
+                   {"generator", kGeneratorVersion},
+                   {"model", "roofline+occupancy"},
+                   {"calibrated", "h100+h200 kernel tables"}};
+  WriteBundle(card, hardware, tps, dir, recipe, error);
 }
 
+namespace {
+
+// What meta.yaml's engine_resolved.per_tp says of one TP degree.
+struct ResolvedTp {
+  int tp = 0;
+  KvCacheLayout layout;
+  int max_num_batched_tokens = 0;
+  int64_t kv_cache_bytes = 0;
+};
+
+// meta.yaml after its first line (the header): one key a line, per-TP entries and the
+// source as flow maps.
+std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
+                     const std::vector<int>& tps, const BundleRecipe& recipe,
+                     const std::vector<ResolvedTp>& resolved,
+                     const std::map<int, std::map<std::string, std::string>>& kernel_origins) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(6);
+  out << YAML::BeginMap;
+  out << YAML::Key << meta_key::kModel << YAML::Value << card.name;
+  out << YAML::Key << meta_key::kHardware << YAML::Value << hardware.name;
+  out << YAML::Key << meta_key::kSource << YAML::Value << YAML::Flow << YAML::BeginMap;
+  for (const auto& [key, value] : recipe.source)
+    out << YAML::Key << key << YAML::Value << value;
+  out << YAML::EndMap;
+  if (const auto rates = CardRates(hardware); !rates.empty()) {
+    out << YAML::Key << meta_key::kCardRates << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [key, rate] : rates)
+      out << YAML::Key << key << YAML::Value << rate;
+    out << YAML::EndMap
+        << YAML::Comment("measured, from the catalog, in place of fitted fractions");
+  }
+  out << YAML::Key << meta_key::kGdnLayout << YAML::Value << "historical";
+  out << YAML::Key << meta_key::kTpDegrees << YAML::Value << YAML::Flow << tps;
+  out << YAML::Key << meta_key::kEngineResolved << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << meta_key::kPerTp << YAML::Value << YAML::BeginMap;
+  for (const ResolvedTp& r : resolved) {
+    out << YAML::Key << r.tp << YAML::Value << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << meta_key::kBlockSize << YAML::Value << r.layout.block_size;
+    out << YAML::Key << meta_key::kAttnPageBytesPerToken << YAML::Value
+        << r.layout.attn_bytes_per_token_per_layer;
+    out << YAML::Key << meta_key::kMambaPageBytes << YAML::Value << r.layout.mamba_page_bytes;
+    out << YAML::Key << meta_key::kMambaPagePaddedBytes << YAML::Value
+        << r.layout.mamba_page_padded_bytes;
+    out << YAML::Key << meta_key::kMaxNumBatchedTokens << YAML::Value << r.max_num_batched_tokens;
+    out << YAML::Key << meta_key::kKvCacheBytes << YAML::Value << r.kv_cache_bytes;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::Key << meta_key::kKernelOrigin << YAML::Value << YAML::BeginMap;
+  for (const auto& [tp, kernels] : kernel_origins) {
+    out << YAML::Key << tp << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [kernel, origin] : kernels)
+      out << YAML::Key << kernel << YAML::Value << origin;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
 void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
-                 const std::string& dir, const BundleRecipe& recipe) {
+                 const std::string& dir, const BundleRecipe& recipe, const SettingError& error) {
+  const SettingError& setting_error = error ? error : SettingError(NamedSettingError);
   // Absolute: a bare name ("--out b") has no parent part to create.
   const fs::path target = fs::absolute(dir);
   RequireReplaceable(target);
@@ -301,48 +346,29 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
       if (!keep) fs::remove_all(dir, ignored);
     }
   } cleanup{staging};
-  std::ofstream meta(staging / "meta.yaml");
-  meta << kMetaHeader
-       << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
-       << " from its analytic kernel model.\n"
-       << "model: " << card.name << "\nhardware: " << hardware.name << "\n"
-       << "source: " << recipe.source << "\n"
-       << CardRatesLine(hardware) << "gdn_layout: historical\ntp_degrees: [";
-  for (std::size_t i = 0; i < tps.size(); ++i)
-    meta << (i ? ", " : "") << tps[i];
-  meta << "]\nengine_resolved:\n  per_tp:\n";
+  std::vector<ResolvedTp> resolved;
   std::map<int, std::map<std::string, std::string>> kernel_origins;
   for (int tp : tps) {
     EngineConfig config;
     config.tensor_parallel_size = tp;
     const ResolvedEngineConfig engine =
-        ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), BuildError);
-    const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, BuildError);
+        ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), setting_error);
+    const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, setting_error);
     const int64_t kv_bytes =
         static_cast<int64_t>(static_cast<double>(hardware.UsableMemoryBytes()) * 0.9) -
         CountWeights(card, tp).bytes_per_rank;
-    meta << "    " << tp << ": {block_size: " << layout.block_size
-         << ", attn_page_bytes_per_token: " << layout.attn_bytes_per_token_per_layer
-         << ", mamba_page_bytes: " << layout.mamba_page_bytes
-         << ", mamba_page_padded_bytes: " << layout.mamba_page_padded_bytes
-         << ", max_num_batched_tokens: " << engine.max_num_batched_tokens
-         << ", kv_cache_bytes: " << kv_bytes << "}\n";
+    resolved.push_back({tp, layout, engine.max_num_batched_tokens, kv_bytes});
     const std::unique_ptr<KernelOverrides> overrides =
         recipe.overrides ? recipe.overrides(tp) : nullptr;
     Origins origins;
-    WriteTp(card, hardware, tp, staging / ("tp" + std::to_string(tp)), overrides.get(), origins);
+    WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins);
     kernel_origins[tp] = origins.ByKernel();
   }
-  meta << "kernel_origin:\n";
-  for (const auto& [tp, kernels] : kernel_origins) {
-    meta << "  " << tp << ": {";
-    bool first = true;
-    for (const auto& [kernel, origin] : kernels) {
-      meta << (first ? "" : ", ") << kernel << ": " << origin;
-      first = false;
-    }
-    meta << "}\n";
-  }
+  std::ofstream meta(staging / kMetaFile);
+  meta << kMetaHeader
+       << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
+       << " from its analytic kernel model.\n"
+       << MetaYaml(card, hardware, tps, recipe, resolved, kernel_origins);
   meta.close();
   fs::remove_all(target);
   fs::create_directories(target.parent_path());
@@ -380,7 +406,7 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
   const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
                               : ModelsDir() / card.name / "bundles" / hardware.name) /
                        AnalyticCacheFolder(card, hardware);
-  if (ReadTextFile(dir / "meta.yaml").find(std::string("generator: ") + kGeneratorVersion + ",") ==
+  if (ReadTextFile(dir / kMetaFile).find(std::string("generator: ") + kGeneratorVersion + ",") ==
       std::string::npos) {
     // Built aside and renamed into place, so that processes starting together never read
     // a half-written bundle.

@@ -11,10 +11,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/engine_config.h"
 #include "model/hardware.h"
 #include "model/model_card.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 
@@ -23,19 +26,20 @@ namespace fleetsim {
 class KernelOverrides {
  public:
   virtual ~KernelOverrides() = default;
-  virtual std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const = 0;
-  virtual std::optional<double> PerSequenceUs(const std::string& kernel,
-                                              int64_t sequences) const = 0;
-  virtual std::optional<double> GdnUs(const std::string& kernel, int64_t prefill_tokens,
+  virtual std::optional<double> DenseUs(Kernel kernel, int64_t tokens) const = 0;
+  virtual std::optional<double> PerSequenceUs(Kernel kernel, int64_t sequences) const = 0;
+  virtual std::optional<double> GdnUs(Kernel kernel, int64_t prefill_tokens,
                                       int64_t n_decode) const = 0;
   // A decode-only attention call: `n_decode` sequences over `kv` tokens each.
   virtual std::optional<double> AttentionDecodeUs(int64_t n_decode, int64_t kv) const = 0;
 };
 using OverridesForTp = std::function<std::unique_ptr<KernelOverrides>(int tp)>;
 
-// How a bundle is built: its meta.yaml source line and, for kernel-db, the overrides.
+// How a bundle is built: meta.yaml's source map (key, value, in order) and, for kernel-db,
+// the overrides.
 struct BundleRecipe {
-  std::string source = "{kind: analytic, tool: fleetsim}";
+  std::vector<std::pair<std::string, std::string>> source = {{"kind", "analytic"},
+                                                             {"tool", "fleetsim"}};
   OverridesForTp overrides;  // empty: analytic only
 };
 
@@ -44,13 +48,16 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 
 // Writes meta.yaml and tp<N>/ tables under `dir` (replacing what was there, atomically
 // by rename). `dir` must be new, empty or a bundle fleetsim wrote: any other folder is an
-// InputError, left untouched. A TP that does not divide the heads is an InputError naming
-// the field.
+// InputError, left untouched. A TP the model cannot run (one that does not divide the
+// heads) is the error `error` builds for the setting (tensor_parallel_size); by default
+// an InputError naming the setting, so that a caller can say where the TP came from.
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
-                         const std::vector<int>& tps, const std::string& dir);
+                         const std::vector<int>& tps, const std::string& dir,
+                         const SettingError& error = {});
 // The same with a recipe; kernel origins (measured / analytic / mixed) go to meta.yaml.
 void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
-                 const std::string& dir, const BundleRecipe& recipe);
+                 const std::string& dir, const BundleRecipe& recipe,
+                 const SettingError& error = {});
 
 // The cached analytic bundle for (model, hardware) at the default TP degrees, built on
 // first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/ (git-ignored),
@@ -63,7 +70,7 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
 // config.json and the GPU's catalog file, as read now.
 std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware);
 
-// The generator version cached bundles are built by, e.g. "analytic-8".
+// The generator version cached bundles are built by, e.g. "analytic-10".
 const char* AnalyticGeneratorVersion();
 
 // Cached analytic bundles no current build reads, under the cache CachedAnalyticBundle

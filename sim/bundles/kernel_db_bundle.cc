@@ -14,6 +14,7 @@
 #include "perf/analytic_kernels.h"
 #include "perf/grid_table.h"
 #include "perf/kernel_db/measured_kernels.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 namespace {
@@ -120,26 +121,27 @@ class KernelDbOverrides : public KernelOverrides {
       const GdnKernelShape& g = row.gdn;
       if (g.k_heads != k_heads || g.v_heads != v_heads || g.head_k_dim != dk || g.head_v_dim != dv)
         continue;
-      const bool prefill =
-          row.cls == KernelClass::kGdnConvPrefill || row.cls == KernelClass::kGdnPrefill;
+      const Kernel kernel = BundleKernelOf(row.cls);
+      const bool prefill = RunsIn(kernel, Regime::kPrefill);
       if (prefill && g.batch != 1) continue;  // one sequence: the bundle's prefill axis
-      gdn_[std::string(NameOf(row.cls))].Add(static_cast<double>(prefill ? g.seq_len : g.batch),
-                                             row.measured_us);
+      gdn_[kernel].Add(static_cast<double>(prefill ? g.seq_len : g.batch), row.measured_us);
     }
     decode_.Finish();
   }
 
-  std::optional<double> DenseUs(const std::string& kernel, int64_t tokens) const override {
+  std::optional<double> DenseUs(Kernel kernel, int64_t tokens) const override {
     return Gemm(kernel, tokens);
   }
-  std::optional<double> PerSequenceUs(const std::string& kernel, int64_t sequences) const override {
+  std::optional<double> PerSequenceUs(Kernel kernel, int64_t sequences) const override {
     return Gemm(kernel, sequences);
   }
-  std::optional<double> GdnUs(const std::string& kernel, int64_t prefill_tokens,
+  // The prefill kernels' curves are over one sequence's tokens, the decode kernels' over
+  // decode batches.
+  std::optional<double> GdnUs(Kernel kernel, int64_t prefill_tokens,
                               int64_t n_decode) const override {
     auto curve = gdn_.find(kernel);
     if (curve == gdn_.end()) return std::nullopt;
-    const bool prefill = kernel == "gdn_conv_prefill" || kernel == "gdn_prefill";
+    const bool prefill = RunsIn(kernel, Regime::kPrefill);
     if (prefill && prefill_tokens <= 0) return std::nullopt;
     if (!prefill && (prefill_tokens > 0 || n_decode <= 0)) return std::nullopt;
     return curve->second.At(static_cast<double>(prefill ? prefill_tokens : n_decode));
@@ -149,7 +151,7 @@ class KernelDbOverrides : public KernelOverrides {
   }
 
  private:
-  std::optional<double> Gemm(const std::string& kernel, int64_t m) const {
+  std::optional<double> Gemm(Kernel kernel, int64_t m) const {
     const std::optional<GemmDims> dims = analytic_.GemmDimsOf(kernel);
     if (!dims) return std::nullopt;
     auto curve = gemm_.find({static_cast<int64_t>(dims->n), static_cast<int64_t>(dims->k)});
@@ -160,7 +162,7 @@ class KernelDbOverrides : public KernelOverrides {
 
   AnalyticKernels analytic_;
   std::map<std::pair<int64_t, int64_t>, Curve> gemm_;
-  std::map<std::string, Curve> gdn_;
+  std::map<Kernel, Curve> gdn_;
   Surface decode_;  // decode-only attention by (sequences, cached history each), at this TP's heads
 };
 
@@ -184,16 +186,18 @@ std::string KernelDbSystemOf(const HardwareSpec& hardware) {
 
 void WriteKernelDbBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& aiconfigurator_dir,
-                         const std::string& dir) {
+                         const std::string& dir, const SettingError& error) {
   const std::string system = KernelDbSystemOf(hardware);
   auto tables = std::make_shared<MeasuredTables>(LoadMeasuredKernels(aiconfigurator_dir, system));
   BundleRecipe recipe;
-  recipe.source = "{kind: kernel-db, tool: fleetsim, tables: aiconfigurator/" + system +
-                  ", fill: analytic roofline+occupancy}";
+  recipe.source = {{"kind", "kernel-db"},
+                   {"tool", "fleetsim"},
+                   {"tables", "aiconfigurator/" + system},
+                   {"fill", "analytic roofline+occupancy"}};
   recipe.overrides = [&card, &hardware, tables](int tp) -> std::unique_ptr<KernelOverrides> {
     return std::make_unique<KernelDbOverrides>(card, hardware, tp, *tables);
   };
-  WriteBundle(card, hardware, tps, dir, recipe);
+  WriteBundle(card, hardware, tps, dir, recipe, error);
 }
 
 }  // namespace fleetsim

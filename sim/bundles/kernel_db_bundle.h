@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/engine_config.h"
 #include "model/hardware.h"
 #include "model/model_card.h"
 
@@ -30,8 +31,10 @@ std::optional<std::string> KernelDbSystemFor(const HardwareSpec& hardware);
 // The same, or an InputError naming the GPUs with tables.
 std::string KernelDbSystemOf(const HardwareSpec& hardware);
 
+// A TP the model cannot run is the error `error` builds for the setting, as in
+// WriteAnalyticBundle.
 void WriteKernelDbBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& aiconfigurator_dir,
-                         const std::string& dir);
+                         const std::string& dir, const SettingError& error = {});
 
 }  // namespace fleetsim

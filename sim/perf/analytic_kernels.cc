@@ -248,69 +248,89 @@ AnalyticKernels::AnalyticKernels(const ModelCard& card, const HardwareSpec& hard
                                  AnalyticConstants constants)
     : card_(card), tp_(tp), r_(hardware, card.dtype, constants), act_bytes_(BytesOf(card.dtype)) {}
 
-std::optional<GemmDims> AnalyticKernels::GemmDimsOf(const std::string& kernel) const {
+std::optional<GemmDims> AnalyticKernels::GemmDimsOf(Kernel kernel) const {
   const double h = static_cast<double>(card_.hidden_size);
   const double tp = tp_;
   const AttentionShape& a = card_.attention;
   const double q_heads = a.num_q_heads / tp;
   const double kv_heads = KvHeadsPerRank(card_, tp_);
   const double inter = static_cast<double>(card_.intermediate_size) / tp;
-  if (kernel == "qkv_proj") {
-    return GemmDims{
-        q_heads * a.head_dim * (a.output_gate ? 2 : 1) + kv_heads * (a.head_dim + a.v_head_dim), h};
+  switch (kernel) {
+    case Kernel::kQkvProj:
+      return GemmDims{
+          q_heads * a.head_dim * (a.output_gate ? 2 : 1) + kv_heads * (a.head_dim + a.v_head_dim),
+          h};
+    case Kernel::kOProj:
+      return GemmDims{h, q_heads * a.v_head_dim};
+    case Kernel::kGateUpProj:
+      return GemmDims{2 * inter, h};
+    case Kernel::kDownProj:
+      return GemmDims{h, inter};
+    case Kernel::kLmHead:
+      return GemmDims{static_cast<double>(card_.vocab_size) / tp, h};
+    case Kernel::kGdnInProj:
+    case Kernel::kGdnOutProj: {
+      if (!card_.linear) return std::nullopt;
+      const LinearAttentionShape& g = *card_.linear;
+      const double key = g.num_k_heads * g.k_head_dim / tp;
+      const double value = g.num_v_heads * g.v_head_dim / tp;
+      if (kernel == Kernel::kGdnInProj)
+        return GemmDims{2 * key + 2 * value + 2 * g.num_v_heads / tp, h};
+      return GemmDims{h, value};
+    }
+    default:
+      return std::nullopt;
   }
-  if (kernel == "o_proj") return GemmDims{h, q_heads * a.v_head_dim};
-  if (kernel == "gate_up_proj") return GemmDims{2 * inter, h};
-  if (kernel == "down_proj") return GemmDims{h, inter};
-  if (kernel == "lm_head") return GemmDims{static_cast<double>(card_.vocab_size) / tp, h};
-  if (!card_.linear) return std::nullopt;
-  const LinearAttentionShape& g = *card_.linear;
-  const double key = g.num_k_heads * g.k_head_dim / tp;
-  const double value = g.num_v_heads * g.v_head_dim / tp;
-  if (kernel == "gdn_in_proj") return GemmDims{2 * key + 2 * value + 2 * g.num_v_heads / tp, h};
-  if (kernel == "gdn_out_proj") return GemmDims{h, value};
-  return std::nullopt;
 }
 
-double AnalyticKernels::DenseUs(const std::string& kernel, int64_t tokens) const {
+std::optional<double> AnalyticKernels::DenseUs(Kernel kernel, int64_t tokens) const {
+  if (FileOf(kernel) != BundleFile::kDense) return std::nullopt;
   const auto t = static_cast<double>(tokens);
-  if (const auto gemm = GemmDimsOf(kernel); gemm && kernel != "lm_head")
-    return r_.GemmUs(t, gemm->n, gemm->k);
+  if (const auto gemm = GemmDimsOf(kernel)) return r_.GemmUs(t, gemm->n, gemm->k);
   const double h = static_cast<double>(card_.hidden_size);
   const double tp = tp_;
   const AttentionShape& a = card_.attention;
   const double q_heads = a.num_q_heads / tp;
   const double kv_heads = KvHeadsPerRank(card_, tp_);
-  if (kernel == "embedding") return r_.ElementwiseUs(2 * t * h * act_bytes_);
-  if (kernel == "layernorm" || kernel == "final_layernorm") {
-    return r_.ElementwiseUs(2 * t * h * act_bytes_ + h * 4);
+  switch (kernel) {
+    case Kernel::kEmbedding:
+      return r_.ElementwiseUs(2 * t * h * act_bytes_);
+    case Kernel::kLayernorm:
+    case Kernel::kFinalLayernorm:
+      return r_.ElementwiseUs(2 * t * h * act_bytes_ + h * 4);
+    case Kernel::kQkNorm:
+      if (!a.qk_norm) return std::nullopt;
+      return r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_);
+    case Kernel::kRotaryEmb:
+      return r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_);
+    case Kernel::kActFn:
+      return r_.ElementwiseUs(3 * t * static_cast<double>(card_.intermediate_size) / tp *
+                              act_bytes_);
+    case Kernel::kGdnNorm:
+    case Kernel::kGdnGlue: {
+      if (!card_.linear) return std::nullopt;
+      const LinearAttentionShape& g = *card_.linear;
+      const double key = g.num_k_heads * g.k_head_dim / tp;
+      const double value = g.num_v_heads * g.v_head_dim / tp;
+      if (kernel == Kernel::kGdnNorm) return r_.ElementwiseUs(3 * t * value * act_bytes_);
+      return r_.ElementwiseUs(4 * t * (2 * key + 2 * value) * act_bytes_);
+    }
+    default:  // the GEMMs without their dims (GDN's, without GDN) and other profiles' kernels
+      return std::nullopt;
   }
-  if (kernel == "qk_norm") {
-    return a.qk_norm ? r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_)
-                     : -1;
-  }
-  if (kernel == "rotary_emb")
-    return r_.ElementwiseUs(2 * t * (q_heads + kv_heads) * a.head_dim * act_bytes_);
-  if (kernel == "act_fn") {
-    return r_.ElementwiseUs(3 * t * static_cast<double>(card_.intermediate_size) / tp * act_bytes_);
-  }
-  if (!card_.linear) return -1;
-  const LinearAttentionShape& g = *card_.linear;
-  const double key = g.num_k_heads * g.k_head_dim / tp;
-  const double value = g.num_v_heads * g.v_head_dim / tp;
-  if (kernel == "gdn_norm") return r_.ElementwiseUs(3 * t * value * act_bytes_);
-  if (kernel == "gdn_glue") return r_.ElementwiseUs(4 * t * (2 * key + 2 * value) * act_bytes_);
-  return -1;
 }
 
-double AnalyticKernels::PerSequenceUs(const std::string& kernel, int64_t sequences) const {
+std::optional<double> AnalyticKernels::PerSequenceUs(Kernel kernel, int64_t sequences) const {
   const auto s = static_cast<double>(sequences);
   const double vocab = static_cast<double>(card_.vocab_size);
-  if (kernel == "lm_head") return r_.GemmUs(s, vocab / tp_, static_cast<double>(card_.hidden_size));
-  // (GemmDimsOf("lm_head") gives the same n and k.)
-  // Sampling reads the gathered fp32 logits a few times (softmax, top-k/p, draw).
-  if (kernel == "sampler") return r_.ElementwiseUs(3 * s * vocab * 4);
-  return -1;
+  switch (kernel) {
+    case Kernel::kLmHead:  // (GemmDimsOf(kLmHead) gives the same n and k.)
+      return r_.GemmUs(s, vocab / tp_, static_cast<double>(card_.hidden_size));
+    case Kernel::kSampler:  // reads the gathered fp32 logits a few times (softmax, top-k/p, draw)
+      return r_.ElementwiseUs(3 * s * vocab * 4);
+    default:
+      return std::nullopt;
+  }
 }
 
 AnalyticKernels::AttentionHeads AnalyticKernels::HeadsPerRank() const {
@@ -337,9 +357,12 @@ double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int6
                              static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
 }
 
-double AnalyticKernels::GdnUs(const std::string& kernel, int64_t prefill_tokens,
-                              int64_t n_decode) const {
-  if (!card_.linear) return -1;
+std::optional<double> AnalyticKernels::GdnUs(Kernel kernel, int64_t prefill_tokens,
+                                             int64_t n_decode) const {
+  if (!card_.linear || FileOf(kernel) != BundleFile::kLinearAttention) return std::nullopt;
+  if ((prefill_tokens <= 0 && n_decode <= 0) ||
+      !RunsIn(kernel, RegimeOf(prefill_tokens > 0, n_decode > 0)))
+    return std::nullopt;
   const LinearAttentionShape& g = *card_.linear;
   const double tp = tp_;
   const auto t = static_cast<double>(prefill_tokens);
@@ -351,22 +374,21 @@ double AnalyticKernels::GdnUs(const std::string& kernel, int64_t prefill_tokens,
   // A bundle cell knows its prefill tokens, not how many prompts they belong to: assume one
   // per 2048 tokens (a long prompt's chunk, or a few short prompts).
   const double sequences = std::max(1.0, std::ceil(t / 2048));
-  if (kernel == "gdn_conv_prefill")
-    return t > 0 ? r_.GdnConvPrefillUs(sequences, t, conv_dim, kernel_width) : -1;
-  if (kernel == "gdn_post_conv")
-    return t > 0 ? r_.ElementwiseUs(3 * t * conv_dim * act_bytes_) : -1;
-  if (kernel == "gdn_prefill") {
-    return t > 0 ? r_.GdnChunkPrefillUs(sequences, t, k_heads, v_heads, g.k_head_dim, g.v_head_dim)
-                 : -1;
+  switch (kernel) {
+    case Kernel::kGdnConvPrefill:
+      return r_.GdnConvPrefillUs(sequences, t, conv_dim, kernel_width);
+    case Kernel::kGdnPostConv:
+      return r_.ElementwiseUs(3 * t * conv_dim * act_bytes_);
+    case Kernel::kGdnPrefill:
+      return r_.GdnChunkPrefillUs(sequences, t, k_heads, v_heads, g.k_head_dim, g.v_head_dim);
+    case Kernel::kGdnConvDecode:
+      return r_.GdnConvDecodeUs(n, conv_dim, kernel_width);
+    case Kernel::kGdnDecode:
+    case Kernel::kGdnDecodeMixed:
+      return r_.GdnRecurrentDecodeUs(n, k_heads, v_heads, g.k_head_dim, g.v_head_dim);
+    default:  // gdn_core: the packed operator of other profiles
+      return std::nullopt;
   }
-  const bool decode_only = t <= 0;
-  if ((kernel == "gdn_conv_decode" || kernel == "gdn_decode") && (!decode_only || n <= 0))
-    return -1;
-  if (kernel == "gdn_decode_mixed" && (decode_only || n <= 0)) return -1;
-  if (kernel == "gdn_conv_decode") return r_.GdnConvDecodeUs(n, conv_dim, kernel_width);
-  if (kernel == "gdn_decode" || kernel == "gdn_decode_mixed")
-    return r_.GdnRecurrentDecodeUs(n, k_heads, v_heads, g.k_head_dim, g.v_head_dim);
-  return -1;
 }
 
 double AnalyticKernels::MoeUs(int64_t tokens, int64_t activated) const {

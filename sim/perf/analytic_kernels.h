@@ -26,6 +26,7 @@
 
 #include "model/hardware.h"
 #include "model/model_card.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 
@@ -145,13 +146,14 @@ class AnalyticKernels {
   AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
                   AnalyticConstants constants = {});
 
-  // Microseconds for `tokens` tokens (dense-table kernels), by bundle kernel name; a
-  // kernel the model does not have returns a negative value.
-  double DenseUs(const std::string& kernel, int64_t tokens) const;
+  // Microseconds for `tokens` tokens of a dense.csv kernel; nullopt for one the model
+  // does not have (qk_norm without q/k norms, GDN kernels of a model without GDN) or the
+  // analytic model does not price (fused kernels and glue of other profiles).
+  std::optional<double> DenseUs(Kernel kernel, int64_t tokens) const;
   // The (n, k) of a kernel that is a GEMM at this TP (projections and lm_head).
-  std::optional<GemmDims> GemmDimsOf(const std::string& kernel) const;
-  // lm_head and sampler for `sequences` sampled sequences.
-  double PerSequenceUs(const std::string& kernel, int64_t sequences) const;
+  std::optional<GemmDims> GemmDimsOf(Kernel kernel) const;
+  // lm_head and sampler for `sequences` sampled sequences; nullopt for other kernels.
+  std::optional<double> PerSequenceUs(Kernel kernel, int64_t sequences) const;
   // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes
   // over kv tokens each.
   double AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const;
@@ -159,8 +161,9 @@ class AnalyticKernels {
   // One attention layer of a mixed step: the chunk and n decodes in one call.
   double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv) const;
   // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
-  // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes.
-  double GdnUs(const std::string& kernel, int64_t prefill_tokens, int64_t n_decode) const;
+  // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes;
+  // nullopt outside the regimes it runs in (RunsIn), for gdn_core and without GDN layers.
+  std::optional<double> GdnUs(Kernel kernel, int64_t prefill_tokens, int64_t n_decode) const;
   // The MoE block of one layer for `tokens` tokens reaching `activated` experts.
   double MoeUs(int64_t tokens, int64_t activated) const;
 

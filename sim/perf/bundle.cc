@@ -10,6 +10,7 @@
 #include "core/csv_reader.h"
 #include "core/input_error.h"
 #include "core/yaml_section.h"
+#include "perf/bundle_format.h"
 
 namespace fleetsim {
 namespace {
@@ -24,8 +25,8 @@ struct Point {
 
 // A row's time: microseconds, finite (CsvReader checks) and not negative.
 double TimeUs(const CsvReader& csv) {
-  const double us = csv.Number("time_us");
-  if (us < 0) csv.Fail("time_us", "must not be negative");
+  const double us = csv.Number(column::kTimeUs);
+  if (us < 0) csv.Fail(column::kTimeUs, "must not be negative");
   return us;
 }
 
@@ -60,11 +61,11 @@ GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::st
 
 std::map<std::string, GridTable> ReadCurves(const std::string& file, std::string_view x_column) {
   CsvReader csv(file);
-  csv.RequireColumns({"layer", x_column, "time_us"});
+  csv.RequireColumns({column::kLayer, x_column, column::kTimeUs});
   std::map<std::string, std::vector<Point>> by_kernel;
   while (csv.Next()) {
     const double us = TimeUs(csv);
-    by_kernel[std::string(csv.Text("layer"))].push_back(
+    by_kernel[std::string(csv.Text(column::kLayer))].push_back(
         {{static_cast<double>(csv.Int(x_column))}, us});
   }
   std::map<std::string, GridTable> curves;
@@ -76,17 +77,19 @@ std::map<std::string, GridTable> ReadCurves(const std::string& file, std::string
 AttentionTables ReadAttention(const std::string& file) {
   CsvReader csv(file);
   AttentionTables tables;
-  tables.legacy_kv_prefill = csv.HasColumn("kv_prefill");
-  const std::string_view key_column = tables.legacy_kv_prefill ? "kv_prefill" : "prefill_key";
-  csv.RequireColumns({"prefill_chunk", key_column, "n_decode", "kv_decode", "time_us"});
-  const bool has_q_len = csv.HasColumn("decode_q_len");
+  tables.legacy_kv_prefill = csv.HasColumn(column::kKvPrefill);
+  const std::string_view key_column =
+      tables.legacy_kv_prefill ? column::kKvPrefill : column::kPrefillKey;
+  csv.RequireColumns(
+      {column::kPrefillChunk, key_column, column::kNDecode, column::kKvDecode, column::kTimeUs});
+  const bool has_q_len = csv.HasColumn(column::kDecodeQLen);
   std::vector<Point> prefill, decode, mixed;
   while (csv.Next()) {
-    if (has_q_len && csv.Int("decode_q_len") > 1) continue;  // speculative-decode rows
-    const auto chunk = static_cast<double>(csv.Int("prefill_chunk"));
+    if (has_q_len && csv.Int(column::kDecodeQLen) > 1) continue;  // speculative-decode rows
+    const auto chunk = static_cast<double>(csv.Int(column::kPrefillChunk));
     const double key = csv.Number(key_column);
-    const auto n = static_cast<double>(csv.Int("n_decode"));
-    const auto kv = static_cast<double>(csv.Int("kv_decode"));
+    const auto n = static_cast<double>(csv.Int(column::kNDecode));
+    const auto kv = static_cast<double>(csv.Int(column::kKvDecode));
     const double us = TimeUs(csv);
     if (chunk > 0 && n > 0) {
       mixed.push_back({{chunk, key, n, kv}, us});
@@ -124,12 +127,12 @@ std::vector<Point> InScanChunks(std::vector<Point> points) {
 
 std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& file) {
   CsvReader csv(file);
-  csv.RequireColumns({"layer", "prefill_tokens", "n_decode", "time_us"});
+  csv.RequireColumns({column::kLayer, column::kPrefillTokens, column::kNDecode, column::kTimeUs});
   std::map<std::string, std::vector<Point>> prefill, decode, mixed;
   while (csv.Next()) {
-    const std::string kernel(csv.Text("layer"));
-    const auto tokens = static_cast<double>(csv.Int("prefill_tokens"));
-    const auto n = static_cast<double>(csv.Int("n_decode"));
+    const std::string kernel(csv.Text(column::kLayer));
+    const auto tokens = static_cast<double>(csv.Int(column::kPrefillTokens));
+    const auto n = static_cast<double>(csv.Int(column::kNDecode));
     const double us = TimeUs(csv);
     if (tokens > 0 && n > 0) {
       mixed[kernel].push_back({{tokens, n}, us});
@@ -145,9 +148,10 @@ std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& fi
     for (const auto& [kernel, points] : *regime)
       names.insert(kernel);
   }
-  if (names.contains("gdn_core") && names.size() > 1) {
+  const std::string packed(NameOf(Kernel::kGdnCore));
+  if (names.contains(packed) && names.size() > 1) {
     throw InputError(
-        file, 0, "gdn_core",
+        file, 0, packed,
         "mixes the packed gdn_core layout with historical regime kernels; a bundle uses one");
   }
   std::map<std::string, GdnKernelTables> kernels;
@@ -164,13 +168,13 @@ std::map<std::string, GdnKernelTables> ReadLinearAttention(const std::string& fi
 // an unreachable cell takes the value of the nearest reachable one on its tokens row.
 GridTable ReadMoe(const std::string& file) {
   CsvReader csv(file);
-  csv.RequireColumns({"tokens", "activated_experts", "time_us"});
-  const bool has_ep = csv.HasColumn("ep");
+  csv.RequireColumns({column::kTokens, column::kActivatedExperts, column::kTimeUs});
+  const bool has_ep = csv.HasColumn(column::kEp);
   std::vector<Point> points;
   while (csv.Next()) {
-    if (has_ep && csv.Int("ep") != 1) continue;
-    points.push_back({{static_cast<double>(csv.Int("tokens")),
-                       static_cast<double>(csv.Int("activated_experts"))},
+    if (has_ep && csv.Int(column::kEp) != 1) continue;
+    points.push_back({{static_cast<double>(csv.Int(column::kTokens)),
+                       static_cast<double>(csv.Int(column::kActivatedExperts))},
                       TimeUs(csv)});
   }
   std::set<double> tokens, experts;
@@ -201,22 +205,23 @@ GridTable ReadMoe(const std::string& file) {
 }
 
 BundleTables ReadTp(const fs::path& dir, int tp) {
+  const auto path = [&dir](BundleFile file) { return (dir / FileName(file)).string(); };
   BundleTables tables;
   tables.tp = tp;
-  tables.dense = ReadCurves((dir / "dense.csv").string(), "tokens");
-  tables.per_sequence = ReadCurves((dir / "per_sequence.csv").string(), "sequences");
-  tables.attention = ReadAttention((dir / "attention.csv").string());
-  if (fs::exists(dir / "linear_attention.csv")) {
-    tables.linear_attention = ReadLinearAttention((dir / "linear_attention.csv").string());
+  tables.dense = ReadCurves(path(BundleFile::kDense), column::kTokens);
+  tables.per_sequence = ReadCurves(path(BundleFile::kPerSequence), column::kSequences);
+  tables.attention = ReadAttention(path(BundleFile::kAttention));
+  if (fs::exists(path(BundleFile::kLinearAttention))) {
+    tables.linear_attention = ReadLinearAttention(path(BundleFile::kLinearAttention));
   }
-  if (fs::exists(dir / "moe.csv")) tables.moe = ReadMoe((dir / "moe.csv").string());
-  if (fs::exists(dir / "allreduce.csv")) {
-    const std::string file = (dir / "allreduce.csv").string();
+  if (fs::exists(path(BundleFile::kMoe))) tables.moe = ReadMoe(path(BundleFile::kMoe));
+  if (fs::exists(path(BundleFile::kAllreduce))) {
+    const std::string file = path(BundleFile::kAllreduce);
     CsvReader csv(file);
-    csv.RequireColumns({"bytes", "time_us"});
+    csv.RequireColumns({column::kBytes, column::kTimeUs});
     std::vector<Point> points;
     while (csv.Next())
-      points.push_back({{static_cast<double>(csv.Int("bytes"))}, TimeUs(csv)});
+      points.push_back({{static_cast<double>(csv.Int(column::kBytes))}, TimeUs(csv)});
     tables.allreduce = Grid(points, 1, file, "allreduce");
   }
   return tables;
@@ -240,45 +245,53 @@ bool SameName(const std::string& a, const std::string& b) {
 }
 
 void ReadMeta(const fs::path& dir, Bundle& bundle) {
-  const YamlSection meta = LoadYamlFile((dir / "meta.yaml").string());
-  bundle.hardware = meta.GetOr<std::string>("hardware", "");
-  bundle.model = meta.GetOr<std::string>("model", "");
-  if (auto source = meta.FindChild("source")) {
-    bundle.source = source->Get<std::string>("kind");
-  } else if (meta.Has("source")) {
-    bundle.source = meta.Get<std::string>("source");
+  const YamlSection meta = LoadYamlFile((dir / kMetaFile).string());
+  bundle.hardware = meta.GetOr<std::string>(meta_key::kHardware, "");
+  bundle.model = meta.GetOr<std::string>(meta_key::kModel, "");
+  if (auto source = meta.FindChild(meta_key::kSource)) {
+    bundle.source = source->Get<std::string>(meta_key::kKind);
+  } else if (meta.Has(meta_key::kSource)) {
+    bundle.source = meta.Get<std::string>(meta_key::kSource);
   }
   if (bundle.source != "measured" && bundle.source != "kernel-db" && bundle.source != "analytic") {
-    meta.Fail("source",
+    meta.Fail(meta_key::kSource,
               "unknown source '" + bundle.source + "' (accepted: measured, kernel-db, analytic)");
   }
   // A degree meta.yaml lists must have its tables: a bundle copied without one would
   // otherwise pass for complete.
-  if (meta.Has("tp_degrees")) {
-    for (const int tp : meta.GetList<int>("tp_degrees")) {
-      if (!fs::is_directory(dir / ("tp" + std::to_string(tp))))
-        meta.Fail("tp_degrees", "lists TP " + std::to_string(tp) + ", but the bundle has no tp" +
-                                    std::to_string(tp) + "/ folder");
+  if (meta.Has(meta_key::kTpDegrees)) {
+    for (const int tp : meta.GetList<int>(meta_key::kTpDegrees)) {
+      if (!fs::is_directory(dir / TpFolder(tp)))
+        meta.Fail(meta_key::kTpDegrees, "lists TP " + std::to_string(tp) +
+                                            ", but the bundle has no " + TpFolder(tp) + "/ folder");
     }
   }
-  if (auto effective = meta.FindChild("engine_effective")) {
-    bundle.block_size = effective->Find<int>("block_size");
-    bundle.enforce_eager = effective->GetOr<bool>("enforce_eager", false);
+  if (auto effective = meta.FindChild(meta_key::kEngineEffective)) {
+    bundle.block_size = effective->Find<int>(meta_key::kBlockSize);
+    bundle.enforce_eager = effective->GetOr<bool>(meta_key::kEnforceEager, false);
   }
-  if (auto resolved = meta.FindChild("engine_resolved")) {
-    const YamlSection per_tp = resolved->Child("per_tp");
+  if (auto resolved = meta.FindChild(meta_key::kEngineResolved)) {
+    const YamlSection per_tp = resolved->Child(meta_key::kPerTp);
     for (const std::string& key : per_tp.Keys()) {
       const YamlSection entry = per_tp.Child(key);
       BundleEngineResolved engine;
-      engine.block_size = entry.Get<int>("block_size");
-      engine.kv_cache_bytes = entry.GetOr<int64_t>("kv_cache_bytes", 0);
-      engine.max_num_batched_tokens = entry.GetOr<int>("max_num_batched_tokens", 0);
+      engine.block_size = entry.Get<int>(meta_key::kBlockSize);
+      engine.kv_cache_bytes = entry.GetOr<int64_t>(meta_key::kKvCacheBytes, 0);
+      engine.max_num_batched_tokens = entry.GetOr<int>(meta_key::kMaxNumBatchedTokens, 0);
       bundle.engine_resolved[std::stoi(key)] = engine;
     }
   }
 }
 
 }  // namespace
+
+const GridTable* BundleTables::Curve(Kernel kernel) const {
+  const BundleFile file = FileOf(kernel);
+  if (file != BundleFile::kDense && file != BundleFile::kPerSequence) return nullptr;
+  const auto& curves = file == BundleFile::kDense ? dense : per_sequence;
+  const auto found = curves.find(std::string(NameOf(kernel)));
+  return found == curves.end() ? nullptr : &found->second;
+}
 
 std::vector<int> Bundle::TpDegrees() const {
   std::vector<int> degrees;
@@ -303,7 +316,7 @@ const BundleTables& Bundle::ForTp(int tp) const {
 
 Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp) {
   const fs::path root(dir);
-  if (!fs::exists(root / "meta.yaml")) {
+  if (!fs::exists(root / kMetaFile)) {
     throw InputError(dir, 0, "", "not a performance bundle: no meta.yaml");
   }
   Bundle bundle;
@@ -311,10 +324,9 @@ Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp) {
   ReadMeta(root, bundle);
   for (const auto& entry : fs::directory_iterator(root)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_directory() || name.rfind("tp", 0) != 0) continue;
-    const std::string digits = name.substr(2);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) continue;
-    const int tp = std::stoi(digits);
+    const std::optional<int> folder_tp = TpOfFolder(name);
+    if (!entry.is_directory() || !folder_tp) continue;
+    const int tp = *folder_tp;
     if (only_tp && tp != *only_tp) {
       bundle.unread_tp.push_back(tp);
       continue;

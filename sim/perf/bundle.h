@@ -1,9 +1,11 @@
 // A performance bundle: the measured (or built) kernel latencies one engine is charged,
 // per tensor-parallel degree. A bundle is a directory with meta.yaml and one tp<N>/
 // folder per TP degree holding dense.csv, attention.csv, per_sequence.csv and, where the
-// model has them, linear_attention.csv and moe.csv (formats: SPEC.md, "Performance
-// bundles"), and optionally allreduce.csv (bytes,time_us) with measured all-reduces. Times are
-// microseconds in the files and in these tables.
+// model has them, linear_attention.csv and moe.csv, and optionally allreduce.csv with
+// measured all-reduces (files and columns: perf/bundle_format.h; SPEC.md, "Performance
+// bundles"). Times are microseconds in the files and in these tables. The tables keep the
+// files' kernel names, those fleetsim does not know included (a measured bundle's, for
+// `bundle compare`); Curve finds a known kernel's.
 //
 //   Bundle bundle =
 //   LoadBundle("../shared/data/profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16");
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "perf/grid_table.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 
@@ -50,6 +53,10 @@ struct BundleTables {
   // A measured all-reduce at this TP degree, by message bytes (allreduce.csv:
   // bytes,time_us); when absent the ring model over the hardware link is used.
   std::optional<GridTable> allreduce;
+
+  // A dense.csv or per_sequence.csv kernel's curve; nullptr when the bundle lacks it (or
+  // the kernel is in another file).
+  const GridTable* Curve(Kernel kernel) const;
 };
 
 // What the engine that produced the bundle resolved, per TP degree (fleetsim bundles).

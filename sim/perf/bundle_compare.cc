@@ -6,6 +6,9 @@
 #include <functional>
 #include <map>
 
+#include "perf/bundle_format.h"
+#include "perf/layer_kernels.h"
+
 namespace fleetsim {
 namespace {
 
@@ -145,20 +148,21 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
       if (!ra.legacy_kv_prefill && ca.legacy_kv_prefill) key = std::max(0.0, ref_key - chunk / 2);
       return ca.prefill.Lookup({chunk, key});
     };
-    const std::string key_name = ra.legacy_kv_prefill ? "kv_prefill" : "prefill_key";
+    const std::string key_name(ra.legacy_kv_prefill ? column::kKvPrefill : column::kPrefillKey);
+    const std::string attention(NameOf(Kernel::kAttention));
     {
       Tally t;
       CompareTable(
           ra.prefill, {"chunk", key_name}, [&](const auto& p) { return prefill_at(p[0], p[1]); }, t,
           kinds["attention_prefill"]);
-      finish(t, "attention_prefill", "attention");
+      finish(t, "attention_prefill", attention);
     }
     {
       Tally t;
       CompareTable(
           ra.decode, {"n_decode", "kv_decode"}, [&](const auto& p) { return ca.decode.Lookup(p); },
           t, kinds["attention_decode"]);
-      finish(t, "attention_decode", "attention");
+      finish(t, "attention_decode", attention);
     }
     if (!ra.mixed.empty()) {
       Tally t;
@@ -169,7 +173,7 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
             return prefill_at(p[0], p[1]) + ca.decode.Lookup({p[2], p[3]});
           },
           t, kinds["attention_mixed"]);
-      finish(t, "attention_mixed", "attention");
+      finish(t, "attention_mixed", attention);
     }
     for (const auto& [name, r] : ref.linear_attention) {
       auto a = cand.linear_attention.find(name);
@@ -200,7 +204,7 @@ BundleComparison CompareBundles(const Bundle& candidate, const Bundle& reference
       CompareTable(
           *ref.moe, {"tokens", "experts"}, [&](const auto& p) { return cand.moe->Lookup(p); }, t,
           kinds["moe"]);
-      finish(t, "moe", "moe");
+      finish(t, "moe", std::string(NameOf(Kernel::kMoe)));
     }
     for (auto& [kind, tally] : kinds) {
       if (tally.empty()) continue;

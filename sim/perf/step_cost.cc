@@ -2,70 +2,47 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/input_error.h"
+#include "perf/bundle_format.h"
+#include "perf/layer_kernels.h"
 
 namespace fleetsim {
 namespace {
 
-// Which dense-table kernels each layer kind charges. A needed kernel must be in the bundle,
-// either under its own name or inside the fused kernel named by `fused_into` (Qwen3.5's one
-// Triton kernel for q/k norm, rope and the output gate); the others are glue a profile may
-// or may not bind, charged when present.
-enum class Need { kAlways, kIfQkNorm, kIfPresent };
-struct KernelSpec {
-  const char* name;
-  int times;
-  Need need;
-  const char* fused_into = nullptr;
-};
-
-constexpr KernelSpec kFullAttentionKernels[] = {{"layernorm", 2, Need::kAlways},
-                                                {"qkv_proj", 1, Need::kAlways},
-                                                {"qk_norm", 1, Need::kIfQkNorm, "qk_norm_rope"},
-                                                {"rotary_emb", 1, Need::kAlways, "qk_norm_rope"},
-                                                {"qk_norm_rope", 1, Need::kIfPresent},
-                                                {"attn_glue", 1, Need::kIfPresent},
-                                                {"o_proj", 1, Need::kAlways}};
-constexpr KernelSpec kGdnKernels[] = {{"layernorm", 2, Need::kAlways},
-                                      {"gdn_in_proj", 1, Need::kAlways},
-                                      {"gdn_glue", 1, Need::kIfPresent},
-                                      {"gdn_norm", 1, Need::kIfPresent},
-                                      {"gdn_out_proj", 1, Need::kAlways}};
-constexpr KernelSpec kMlpKernels[] = {{"gate_up_proj", 1, Need::kAlways},
-                                      {"act_fn", 1, Need::kAlways},
-                                      {"down_proj", 1, Need::kAlways}};
-
-bool Needed(const KernelSpec& spec, const ModelCard& card) {
-  return spec.need == Need::kAlways || (spec.need == Need::kIfQkNorm && card.attention.qk_norm);
+// The kernel of the bundle that carries the spec's work: its own, else the fused one (a
+// dense.csv or per_sequence.csv kernel).
+std::optional<Kernel> CarriedBy(const KernelSpec& spec, const BundleTables& tables) {
+  if (tables.Curve(spec.kernel) != nullptr) return spec.kernel;
+  if (spec.fused_into && tables.Curve(*spec.fused_into) != nullptr) return spec.fused_into;
+  return std::nullopt;
 }
 
-// The kernel of the bundle that carries the spec's work: its own, else the fused one, else "".
-std::string CarriedBy(const KernelSpec& spec, const BundleTables& tables) {
-  if (tables.dense.contains(spec.name)) return spec.name;
-  if (spec.fused_into != nullptr && tables.dense.contains(spec.fused_into)) return spec.fused_into;
-  return "";
-}
-
-template <std::size_t N>
-std::vector<std::string> Resolve(const BundleTables& tables, const KernelSpec (&specs)[N],
-                                 const Bundle& bundle, const ModelCard& card, const char* kind) {
-  std::vector<std::string> kernels;
-  for (const KernelSpec& spec : specs) {
-    if (tables.dense.contains(spec.name)) {
-      for (int i = 0; i < spec.times; ++i)
-        kernels.emplace_back(spec.name);
-    } else if (Needed(spec, card) && CarriedBy(spec, tables).empty()) {
-      const std::string fused = spec.fused_into == nullptr
-                                    ? ""
-                                    : std::string(" (or its fused '") + spec.fused_into + "')";
-      throw InputError(bundle.dir, 0, spec.name,
-                       "the bundle (tp" + std::to_string(tables.tp) + "/dense.csv) lacks kernel '" +
-                           spec.name + "'" + fused + " that " + card.name + " needs for its " +
-                           kind + " layers");
+// The dense.csv tables a layer kind charges per layer, in order, each kernel `times` times.
+// A needed kernel that neither the bundle nor its fused kernel has is refused, naming
+// `kind_text` ("MLP").
+std::vector<const GridTable*> DenseTablesOf(LayerKind kind, const BundleTables& tables,
+                                            const Bundle& bundle, const ModelCard& card,
+                                            const std::string& kind_text) {
+  std::vector<const GridTable*> found;
+  for (const KernelSpec& spec : KernelsOf(kind)) {
+    if (FileOf(spec.kernel) != BundleFile::kDense) continue;
+    if (const GridTable* table = tables.Curve(spec.kernel)) {
+      found.insert(found.end(), static_cast<std::size_t>(spec.times), table);
+    } else if (Needed(spec, card) && !CarriedBy(spec, tables)) {
+      const std::string name(NameOf(spec.kernel));
+      const std::string fused = spec.fused_into ? std::string(" (or its fused '") +
+                                                      std::string(NameOf(*spec.fused_into)) + "')"
+                                                : "";
+      throw InputError(bundle.dir, 0, name,
+                       "the bundle (" + TpFolder(tables.tp) + "/" +
+                           std::string(FileName(BundleFile::kDense)) + ") lacks kernel '" + name +
+                           "'" + fused + " that " + card.name + " needs for its " + kind_text +
+                           " layers");
     }
   }
-  return kernels;
+  return found;
 }
 
 void Require(bool present, const Bundle& bundle, const std::string& what, const std::string& why) {
@@ -77,50 +54,59 @@ void Require(bool present, const Bundle& bundle, const std::string& what, const 
 
 std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tables) {
   std::vector<CoverageRow> rows;
-  const auto add = [&rows](const char* table, const char* block, const char* regime,
-                           const std::string& kernel, bool required, bool covered,
-                           const std::string& fused_into = "") {
-    rows.push_back({block, regime, kernel, required, covered, fused_into, table});
-  };
-  auto dense = [&](const char* block, const auto& specs) {
-    for (const KernelSpec& spec : specs) {
-      const std::string carrier = CarriedBy(spec, tables);
-      add("dense.csv", block, "all", spec.name, Needed(spec, card), !carrier.empty(),
-          carrier == spec.name ? "" : carrier);
+  for (const LayerKind kind : kLayerKinds) {
+    if (LayerCount(card, kind) == 0) continue;
+    const auto add = [&rows, kind](BundleFile file, std::string_view regime,
+                                   std::string_view kernel, bool required, bool covered,
+                                   std::string_view fused_into = "") {
+      rows.push_back({std::string(NameOf(kind)), std::string(regime), std::string(kernel), required,
+                      covered, std::string(fused_into), std::string(FileName(file))});
+    };
+    for (const KernelSpec& spec : KernelsOf(kind)) {
+      const BundleFile file = FileOf(spec.kernel);
+      const std::string_view name = NameOf(spec.kernel);
+      switch (file) {
+        case BundleFile::kDense:
+        case BundleFile::kPerSequence: {
+          const std::optional<Kernel> carrier = CarriedBy(spec, tables);
+          add(file, "all", name, Needed(spec, card), carrier.has_value(),
+              carrier && *carrier != spec.kernel ? NameOf(*carrier) : "");
+          break;
+        }
+        case BundleFile::kAttention: {
+          const AttentionTables& a = tables.attention;
+          add(file, NameOf(Regime::kPrefill), name, Needed(spec, card), !a.prefill.empty());
+          add(file, NameOf(Regime::kDecode), name, Needed(spec, card), !a.decode.empty());
+          add(file, NameOf(Regime::kMixed), name, Needed(spec, card),
+              !a.mixed.empty() || (!a.prefill.empty() && !a.decode.empty()));
+          break;
+        }
+        case BundleFile::kMoe:
+          add(file, "all", name, Needed(spec, card), tables.moe.has_value());
+          break;
+        case BundleFile::kLinearAttention:  // by the kernels the bundle has, below
+        case BundleFile::kAllreduce:
+          break;
+      }
     }
-  };
-  dense("head", std::initializer_list<KernelSpec>{{"embedding", 1, Need::kAlways},
-                                                  {"final_layernorm", 1, Need::kAlways}});
-  add("per_sequence.csv", "head", "all", "lm_head", true, tables.per_sequence.contains("lm_head"));
-  add("per_sequence.csv", "head", "all", "sampler", false, tables.per_sequence.contains("sampler"));
-  if (card.CountLayers(LayerType::kFullAttention) > 0) {
-    dense("full_attention", kFullAttentionKernels);
-    const AttentionTables& a = tables.attention;
-    add("attention.csv", "full_attention", "prefill", "attention", true, !a.prefill.empty());
-    add("attention.csv", "full_attention", "decode", "attention", true, !a.decode.empty());
-    add("attention.csv", "full_attention", "mixed", "attention", true,
-        !a.mixed.empty() || (!a.prefill.empty() && !a.decode.empty()));
-  }
-  if (card.IsHybrid()) {
-    dense("linear_attention", kGdnKernels);
-    const char* regimes[3] = {"prefill", "decode", "mixed"};
-    bool any[3] = {false, false, false};
+    if (kind != LayerKind::kLinearAttention) continue;
+    // A bundle has the historical regime kernels or the packed gdn_core, so each regime
+    // needs one of the kernels it has, whichever they are.
+    bool any[std::size(kRegimes)] = {};
     for (const auto& [kernel, t] : tables.linear_attention) {
-      const GridTable* tables_by_regime[3] = {&t.prefill, &t.decode, &t.mixed};
-      for (int r = 0; r < 3; ++r) {
+      const GridTable* tables_by_regime[] = {&t.prefill, &t.decode, &t.mixed};
+      for (const Regime regime : kRegimes) {
+        const auto r = static_cast<std::size_t>(regime);
         if (tables_by_regime[r]->empty()) continue;
-        add("linear_attention.csv", "linear_attention", regimes[r], kernel, false, true);
+        add(BundleFile::kLinearAttention, NameOf(regime), kernel, false, true);
         any[r] = true;
       }
     }
-    for (int r = 0; r < 3; ++r) {
-      if (!any[r])
-        add("linear_attention.csv", "linear_attention", regimes[r], "(any regime kernel)", true,
-            false);
+    for (const Regime regime : kRegimes) {
+      if (!any[static_cast<std::size_t>(regime)])
+        add(BundleFile::kLinearAttention, NameOf(regime), "(any regime kernel)", true, false);
     }
   }
-  if (card.CountMoeLayers() < card.NumLayers()) dense("mlp", kMlpKernels);
-  if (card.CountMoeLayers() > 0) add("moe.csv", "moe", "all", "moe", true, tables.moe.has_value());
   return rows;
 }
 
@@ -132,49 +118,44 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
       hidden_bytes_per_token_(card.hidden_size * BytesOf(card.dtype)),
       num_layers_(card.NumLayers()),
       tp_(tp) {
-  full_layers_ = card.CountLayers(LayerType::kFullAttention);
-  gdn_layers_ = card.CountLayers(LayerType::kLinearAttention);
-  moe_layers_ = card.CountMoeLayers();
-  dense_mlp_layers_ = card.NumLayers() - moe_layers_;
+  full_layers_ = LayerCount(card, LayerKind::kFullAttention);
+  gdn_layers_ = LayerCount(card, LayerKind::kLinearAttention);
+  moe_layers_ = LayerCount(card, LayerKind::kMoe);
+  dense_mlp_layers_ = LayerCount(card, LayerKind::kMlp);
   const std::string model = card.name;
-  const auto tables_of = [this](const std::vector<std::string>& names) {
-    std::vector<const GridTable*> found;
-    for (const std::string& name : names)
-      found.push_back(&tables_.dense.at(name));
-    return found;
-  };
   if (full_layers_ > 0)
     full_kernels_ =
-        tables_of(Resolve(tables_, kFullAttentionKernels, bundle, card, "full_attention"));
+        DenseTablesOf(LayerKind::kFullAttention, tables_, bundle, card, "full_attention");
   if (gdn_layers_ > 0) {
-    gdn_kernels_ = tables_of(Resolve(tables_, kGdnKernels, bundle, card, "linear_attention"));
-    Require(!tables_.linear_attention.empty(), bundle, "linear_attention.csv",
-            "for the GDN layers of " + model);
+    gdn_kernels_ =
+        DenseTablesOf(LayerKind::kLinearAttention, tables_, bundle, card, "linear_attention");
+    Require(!tables_.linear_attention.empty(), bundle,
+            std::string(FileName(BundleFile::kLinearAttention)), "for the GDN layers of " + model);
   }
   if (dense_mlp_layers_ > 0)
-    mlp_kernels_ = tables_of(Resolve(tables_, kMlpKernels, bundle, card, "MLP"));
+    mlp_kernels_ = DenseTablesOf(LayerKind::kMlp, tables_, bundle, card, "MLP");
   if (moe_layers_ > 0) {
-    Require(tables_.moe.has_value(), bundle, "moe.csv", "for the MoE layers of " + model);
+    Require(tables_.moe.has_value(), bundle, std::string(FileName(BundleFile::kMoe)),
+            "for the MoE layers of " + model);
     moe_experts_ = card.moe->num_experts;
     moe_top_k_ = card.moe->experts_per_token;
   }
-  for (const char* kernel : {"embedding", "final_layernorm"}) {
-    Require(tables_.dense.contains(kernel), bundle, std::string("dense kernel '") + kernel + "'",
-            "once per step");
+  embedding_ = tables_.Curve(Kernel::kEmbedding);
+  final_layernorm_ = tables_.Curve(Kernel::kFinalLayernorm);
+  for (const Kernel kernel : {Kernel::kEmbedding, Kernel::kFinalLayernorm}) {
+    Require(tables_.Curve(kernel) != nullptr, bundle,
+            "dense kernel '" + std::string(NameOf(kernel)) + "'", "once per step");
   }
-  Require(tables_.per_sequence.contains("lm_head"), bundle, "per_sequence kernel 'lm_head'",
-          "per sampled sequence");
-  has_sampler_ = tables_.per_sequence.contains("sampler");
-  embedding_ = &tables_.dense.at("embedding");
-  final_layernorm_ = &tables_.dense.at("final_layernorm");
+  lm_head_ = tables_.Curve(Kernel::kLmHead);
+  Require(lm_head_ != nullptr, bundle, "per_sequence kernel 'lm_head'", "per sampled sequence");
+  sampler_ = tables_.Curve(Kernel::kSampler);
+  has_sampler_ = sampler_ != nullptr;
   shared_token_axis_ = true;
   for (const auto* kernels : {&full_kernels_, &gdn_kernels_, &mlp_kernels_}) {
     for (const GridTable* kernel : *kernels)
       shared_token_axis_ = shared_token_axis_ && kernel->axis(0) == embedding_->axis(0);
   }
   shared_token_axis_ = shared_token_axis_ && final_layernorm_->axis(0) == embedding_->axis(0);
-  lm_head_ = &tables_.per_sequence.at("lm_head");
-  if (has_sampler_) sampler_ = &tables_.per_sequence.at("sampler");
 }
 
 double StepCostModel::AttentionUs(const BatchShape& batch) const {

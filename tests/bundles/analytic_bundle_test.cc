@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/input_error.h"
 #include "core/project_paths.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
@@ -84,6 +85,31 @@ TEST(AnalyticBundle, ARelativeOutputNameWorks) {
   fs::current_path(before);
   EXPECT_TRUE(fs::exists(scratch.path() / "bundle" / "meta.yaml"));
   EXPECT_FALSE(fs::exists(scratch.path() / "bundle.tmp"));
+}
+
+// A TP the model cannot run names the setting, or what the caller's SettingError says
+// (the CLI: --tp), and leaves nothing behind.
+TEST(AnalyticBundle, ATpTheModelCannotRunNamesTheSetting) {
+  ScratchDir scratch;
+  const fs::path dir = scratch.path() / "b";
+  try {
+    WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {3}, dir.string());
+    ADD_FAILURE() << "TP 3 of 32 heads was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "tensor_parallel_size");
+    EXPECT_EQ(std::string(e.what()).find("--tp"), std::string::npos) << e.what();
+  }
+  const SettingError cli = [](std::string_view setting, const std::string& message) {
+    return OptionError("--tp", std::string(setting) + ": " + message);
+  };
+  try {
+    WriteAnalyticBundle(Card("llama-3.1-8b"), Gpu("H100-SXM"), {1, 3}, dir.string(), cli);
+    ADD_FAILURE() << "TP 3 of 32 heads was accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field(), "--tp");
+  }
+  EXPECT_FALSE(fs::exists(dir));
+  EXPECT_FALSE(fs::exists(scratch.path() / "b.tmp"));
 }
 
 // meta.yaml names the catalog's measured rates a bundle was built with in place of the
@@ -174,20 +200,21 @@ TEST(AnalyticBundle, DefaultTpDegreesFitTheNodeAndDivideTheHeads) {
 
 TEST(AnalyticKernels, CostsGrowWithWork) {
   const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1);
-  for (const char* kernel :
-       {"qkv_proj", "o_proj", "gate_up_proj", "down_proj", "gdn_in_proj", "layernorm"}) {
-    SCOPED_TRACE(kernel);
+  for (const Kernel kernel : {Kernel::kQkvProj, Kernel::kOProj, Kernel::kGateUpProj,
+                              Kernel::kDownProj, Kernel::kGdnInProj, Kernel::kLayernorm}) {
+    SCOPED_TRACE(NameOf(kernel));
     double last = 0;
     for (int64_t t : {1, 16, 256, 4096, 16384}) {
-      const double us = k.DenseUs(kernel, t);
+      const double us = k.DenseUs(kernel, t).value();
       EXPECT_GE(us, last);
       last = us;
     }
   }
   EXPECT_LT(k.AttentionPrefillUs(1024, 0), k.AttentionPrefillUs(1024, 16384));
   EXPECT_LT(k.AttentionDecodeUs(8, 1024), k.AttentionDecodeUs(8, 65536));
-  EXPECT_LT(k.DenseUs("qkv_proj", 4096), 1e6);
-  EXPECT_LT(k.DenseUs("no_such_kernel", 1), 0);
+  EXPECT_LT(k.DenseUs(Kernel::kQkvProj, 4096).value(), 1e6);
+  EXPECT_FALSE(k.DenseUs(Kernel::kQkNormRope, 1));  // another profile's fused kernel
+  EXPECT_FALSE(k.DenseUs(Kernel::kLmHead, 1));      // per_sequence.csv's
 }
 
 TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
@@ -195,7 +222,7 @@ TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
   const AnalyticKernels k(Card("qwen3.8-27b"), h200, 1);
   // down_proj at 16,384 tokens: 2 x 16384 x 5120 x 17408 flop.
   const double flops = 2.0 * 16384 * 5120 * 17408;
-  const double achieved = flops / (k.DenseUs("down_proj", 16384) * 1e-6);
+  const double achieved = flops / (k.DenseUs(Kernel::kDownProj, 16384).value() * 1e-6);
   const double peak = h200.peak_flops.at("bf16").value;
   EXPECT_GT(achieved / peak, 0.6);
   EXPECT_LT(achieved / peak, 0.8);
@@ -216,15 +243,16 @@ TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
 
 TEST(AnalyticKernels, GdnRegimeKernelsRunOnlyInTheirRegime) {
   const AnalyticKernels k(Card("qwen3.8-27b"), Gpu("H200-SXM"), 1);
-  EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 0), 0);
-  EXPECT_GT(k.GdnUs("gdn_prefill", 1024, 8), 0);
-  EXPECT_LT(k.GdnUs("gdn_decode", 1024, 8), 0);  // not in a mixed step
-  EXPECT_GT(k.GdnUs("gdn_decode_mixed", 1024, 8), 0);
-  EXPECT_LT(k.GdnUs("gdn_decode_mixed", 0, 8), 0);  // not in a decode-only step
-  EXPECT_GT(k.GdnUs("gdn_decode", 0, 8), 0);
-  EXPECT_LT(k.GdnUs("gdn_conv_prefill", 0, 8), 0);
+  EXPECT_GT(k.GdnUs(Kernel::kGdnPrefill, 1024, 0).value(), 0);
+  EXPECT_GT(k.GdnUs(Kernel::kGdnPrefill, 1024, 8).value(), 0);
+  EXPECT_FALSE(k.GdnUs(Kernel::kGdnDecode, 1024, 8));  // not in a mixed step
+  EXPECT_GT(k.GdnUs(Kernel::kGdnDecodeMixed, 1024, 8).value(), 0);
+  EXPECT_FALSE(k.GdnUs(Kernel::kGdnDecodeMixed, 0, 8));  // not in a decode-only step
+  EXPECT_GT(k.GdnUs(Kernel::kGdnDecode, 0, 8).value(), 0);
+  EXPECT_FALSE(k.GdnUs(Kernel::kGdnConvPrefill, 0, 8));
+  EXPECT_FALSE(k.GdnUs(Kernel::kGdnCore, 64, 8));  // the packed operator is not modelled
   // The recurrent decode moves each sequence's fp32 state twice: it grows with sequences.
-  EXPECT_LT(k.GdnUs("gdn_decode", 0, 1), k.GdnUs("gdn_decode", 0, 256));
+  EXPECT_LT(k.GdnUs(Kernel::kGdnDecode, 0, 1).value(), k.GdnUs(Kernel::kGdnDecode, 0, 256).value());
 }
 
 TEST(AnalyticBundle, CachedBundleIsBuiltOnceAndRebuiltWhenStale) {

@@ -1,6 +1,7 @@
 #include "perf/kernel_db/measured_kernels.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <string_view>
 
 #include "core/csv_reader.h"
@@ -94,15 +95,31 @@ std::string_view NameOf(KernelClass cls) {
     case KernelClass::kMoe:
       return "moe";
     case KernelClass::kGdnConvPrefill:
-      return "gdn_conv_prefill";
     case KernelClass::kGdnPrefill:
-      return "gdn_prefill";
     case KernelClass::kGdnConvDecode:
-      return "gdn_conv_decode";
     case KernelClass::kGdnDecode:
-      return "gdn_decode";
+      return NameOf(BundleKernelOf(cls));
   }
   return "?";
+}
+
+Kernel BundleKernelOf(KernelClass cls) {
+  switch (cls) {
+    case KernelClass::kGdnConvPrefill:
+      return Kernel::kGdnConvPrefill;
+    case KernelClass::kGdnPrefill:
+      return Kernel::kGdnPrefill;
+    case KernelClass::kGdnConvDecode:
+      return Kernel::kGdnConvDecode;
+    case KernelClass::kGdnDecode:
+      return Kernel::kGdnDecode;
+    case KernelClass::kGemm:
+    case KernelClass::kPrefillAttention:
+    case KernelClass::kDecodeAttention:
+    case KernelClass::kMoe:
+      break;
+  }
+  throw std::logic_error("BundleKernelOf: not a GDN class: " + std::string(NameOf(cls)));
 }
 
 std::string Describe(const MeasuredKernel& k) {

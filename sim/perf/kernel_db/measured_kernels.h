@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "perf/layer_kernels.h"
+
 namespace fleetsim {
 
 // The GDN classes are its four sub-kernels, named like the bundle kernels they price:
@@ -42,9 +44,12 @@ inline constexpr std::array<KernelClass, 4> kGdnKernelClasses = {
     KernelClass::kGdnDecode};
 
 bool IsGdn(KernelClass cls);
+// The bundle kernel a GDN class prices (kGdnConvPrefill: Kernel::kGdnConvPrefill, ...);
+// only for IsGdn classes.
+Kernel BundleKernelOf(KernelClass cls);
 
-// "gemm", "prefill_attention", "decode_attention", "moe", "gdn_conv_prefill",
-// "gdn_prefill", "gdn_conv_decode", "gdn_decode".
+// "gemm", "prefill_attention", "decode_attention", "moe", and the GDN classes by their
+// bundle kernel's name: "gdn_conv_prefill", "gdn_prefill", "gdn_conv_decode", "gdn_decode".
 std::string_view NameOf(KernelClass cls);
 
 // Y[m x n] = X[m x k] W^T.
