@@ -51,6 +51,8 @@ digest sweep_small "$work/sweep_small/sweep.csv"
 if $long; then
   "$fleetsim" sweep --quiet --output-dir "$work/hybrid27b" "$root/runs/hybrid27b_h200/study.yaml"
   digest hybrid27b_h200 "$work/hybrid27b/sweep.csv"
+  run_case bench-1024 --no-request-rows --num-reqs 200000 --cluster "$root/bench/fleet_1024.yaml" \
+    --workload "$root/bench/traffic_1m.yaml"
 fi
 
 for card in "$root"/models/*/config.json; do

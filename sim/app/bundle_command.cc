@@ -7,6 +7,7 @@
 
 #include "bundles/analytic_bundle.h"
 #include "bundles/kernel_db_bundle.h"
+#include "core/format.h"
 #include "core/input_error.h"
 #include "core/json_writer.h"
 #include "core/project_paths.h"
@@ -138,10 +139,8 @@ void Compare(const CompareOptions& options) {
     for (const KernelError& e : *list) {
       std::string worst;
       if (!e.worst.empty()) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "%s %.1f vs %.1f", e.worst[0].where.c_str(),
-                      e.worst[0].candidate_us, e.worst[0].reference_us);
-        worst = buf;
+        worst = Printf("%s %.1f vs %.1f", e.worst[0].where.c_str(), e.worst[0].candidate_us,
+                       e.worst[0].reference_us);
       }
       std::printf("%-4d %-18s %-20s %7lld %7.1f%% %+7.1f%%  %s\n", e.tp, e.kind.c_str(),
                   e.kernel.c_str(), static_cast<long long>(e.cells), 100 * e.mape, 100 * e.bias,
@@ -251,11 +250,8 @@ void CompareKernels(const CompareKernelsOptions& options) {
     std::string worst;
     if (!c.worst.empty()) {
       const RowError& w = c.worst.front();
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s:%d: %s, %.1f vs %.1f us",
-                    std::filesystem::path(c.file).filename().c_str(), w.line, w.shape.c_str(),
-                    w.predicted_us, w.measured_us);
-      worst = buf;
+      worst = Printf("%s:%d: %s, %.1f vs %.1f us", std::filesystem::path(c.file).filename().c_str(),
+                     w.line, w.shape.c_str(), w.predicted_us, w.measured_us);
     }
     std::printf("%-18s %7lld %7.1f%% %+7.1f%%  %s\n", std::string(NameOf(c.cls)).c_str(),
                 static_cast<long long>(c.summary.rows), 100 * c.summary.mape, 100 * c.summary.bias,

@@ -17,11 +17,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/project_paths.h"
 #include "core/text_file.h"
 #include "engine/engine_config.h"
+#include "engine/engine_setup.h"
 #include "engine/kv_cache_layout.h"
 #include "model/cache_shapes.h"
 #include "model/hardware.h"
@@ -54,9 +56,7 @@ std::vector<int64_t> Grid(int64_t from, int64_t to, bool half_steps = true) {
 }
 
 std::string Us(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", us);
-  return buf;
+  return Fixed(us, 4);
 }
 
 // The dense.csv kernels the card's layer kinds charge, once each, in Kernel order.
@@ -354,9 +354,10 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
     const ResolvedEngineConfig engine =
         ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), setting_error);
     const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, setting_error);
-    const int64_t kv_bytes =
-        static_cast<int64_t>(static_cast<double>(hardware.UsableMemoryBytes()) * 0.9) -
-        CountWeights(card, tp).bytes_per_rank;
+    // What a run with default settings on this GPU would have (meta.yaml records it).
+    const int64_t kv_bytes = KvBytesFromMemory(hardware.UsableMemoryBytes(),
+                                               engine_settings::kGpuMemoryUtilization.Default(),
+                                               CountWeights(card, tp).bytes_per_rank);
     resolved.push_back({tp, layout, engine.max_num_batched_tokens, kv_bytes});
     const std::unique_ptr<KernelOverrides> overrides =
         recipe.overrides ? recipe.overrides(tp) : nullptr;
@@ -393,9 +394,7 @@ std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardw
     for (const char c : bytes)
       hash = Mix64(hash ^ static_cast<unsigned char>(c));
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return std::string(kGeneratorVersion) + "-" + hex;
+  return std::string(kGeneratorVersion) + "-" + Hex64(hash);
 }
 
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {

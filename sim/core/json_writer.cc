@@ -1,7 +1,8 @@
 #include "core/json_writer.h"
 
 #include <cmath>
-#include <cstdio>
+
+#include "core/format.h"
 
 namespace fleetsim {
 
@@ -83,9 +84,7 @@ void JsonWriter::WriteString(std::string_view text) {
         break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out_ << buf;
+          out_ << Printf("\\u%04x", c);
         } else {
           out_ << c;
         }
@@ -105,9 +104,7 @@ void JsonWriter::Value(double number) {
     out_ << "null";
     return;
   }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", number);
-  out_ << buf;
+  out_ << Significant(number, 17);
 }
 
 void JsonWriter::Null() {

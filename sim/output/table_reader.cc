@@ -7,6 +7,8 @@
 
 #include <hdf5.h>
 
+#include "core/format.h"
+
 namespace fleetsim::output {
 namespace {
 
@@ -100,7 +102,6 @@ void WriteCsv(std::ostream& out, const TableSchema& schema, const TableRows& row
   for (std::size_t i = 0; i < columns.size(); ++i)
     out << (i ? "," : "") << columns[i].name;
   out << '\n';
-  char buf[40];
   for (int64_t r = 0; r < rows.count; ++r) {
     const unsigned char* row = rows.bytes.data() + static_cast<std::size_t>(r) * schema.row_size();
     for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -124,8 +125,7 @@ void WriteCsv(std::ostream& out, const TableSchema& schema, const TableRows& row
           double v;
           std::memcpy(&v, field, sizeof v);
           if (std::isnan(v)) break;  // empty cell
-          std::snprintf(buf, sizeof buf, "%.17g", v);
-          out << buf;
+          out << Significant(v, 17);
           break;
         }
         case ColumnType::kString:

@@ -56,12 +56,6 @@ KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
   act_bytes_ = BytesOf(dtype);
 }
 
-double KernelRoofline::RooflineUs(double flops, double bytes, double occupancy) const {
-  const double compute = flops / (peak_flops_ * c_.gemm_efficiency);
-  const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  return (std::max(compute, memory) / std::max(occupancy, 1e-3) + c_.launch_s) * 1e6;
-}
-
 double KernelRoofline::GemmUs(double m, double n, double k) const {
   const double efficiency = c_.gemm_efficiency * m / (m + c_.gemm_half_m);
   const double compute = 2 * m * n * k / (peak_flops_ * efficiency);

@@ -80,7 +80,6 @@ class KernelRoofline {
 
   double GemmUs(double m, double n, double k) const;
   double ElementwiseUs(double bytes) const;
-  double RooflineUs(double flops, double bytes, double occupancy = 1.0) const;
   // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
   double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
                             double kv_heads, double head_dim) const;

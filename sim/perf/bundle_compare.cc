@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 
+#include "core/format.h"
 #include "perf/bundle_format.h"
 #include "perf/layer_kernels.h"
 
@@ -15,9 +16,7 @@ namespace {
 std::string Where(const std::vector<std::string>& names, const std::vector<double>& point) {
   std::string text = "(";
   for (std::size_t i = 0; i < point.size(); ++i) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%s%s=%g", i ? ", " : "", names[i].c_str(), point[i]);
-    text += buf;
+    text += (i ? ", " : "") + names[i] + "=" + Significant(point[i]);
   }
   return text + ")";
 }
