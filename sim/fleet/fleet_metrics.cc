@@ -45,7 +45,8 @@ output::RequestRow RequestRowOf(const RequestRecord& r, int32_t instance, int32_
       r.first_token == kNever ? kNever : r.first_token + delays.instance_to_client;
   row.first_token_ns = first_token == kNever ? -1 : first_token;
   const bool finished = r.state == RequestState::kFinished;
-  const SimTime finish = r.finish + delays.instance_to_client;
+  // An unfinished request's finish is kNever: no sum (it would overflow).
+  const SimTime finish = finished ? r.finish + delays.instance_to_client : kNever;
   row.finish_ns = finished ? finish : -1;
   row.ttft_s = first_token == kNever ? kNaN : ToSeconds(first_token - arrival);
   row.tpot_s = finished && r.output_tokens > 1

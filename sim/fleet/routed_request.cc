@@ -26,6 +26,7 @@ class Reader {
   }
   void Copy(void* to, std::size_t n) {
     if (n > bytes_.size() - at_) throw std::runtime_error("truncated routed-request message");
+    if (n == 0) return;  // `to` may be null (an empty vector's data())
     std::memcpy(to, bytes_.data() + at_, n);
     at_ += n;
   }

@@ -51,6 +51,18 @@ TEST(RoutedRequest, SurvivesTheWire) {
   EXPECT_THROW(ParseRoutedRequests(buffer), std::runtime_error);
 }
 
+// Issue 22 (UBSan): an unfinished request's finish (kNever) plus the client latency
+// overflowed.
+TEST(RequestRow, AnUnfinishedRequestHasNoFinishTime) {
+  RequestRecord r;
+  r.name = "u";
+  r.arrival = 5'000;
+  const output::RequestRow row = RequestRowOf(r, 0, 0, {500, 500});
+  EXPECT_EQ(row.finish_ns, -1);
+  EXPECT_EQ(row.first_token_ns, -1);
+  EXPECT_TRUE(std::isnan(row.e2e_s));
+}
+
 TEST(Timeseries, SamplesEachIntervalStartAndSumsTokensByInterval) {
   Timeseries series(2, 1'000'000'000);  // 1 s
   int samples = 0;
