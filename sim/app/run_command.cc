@@ -51,12 +51,12 @@ void Run(const RunOptions& options) {
     job.format = options.format;
     job.output = options.output;
     job.window.rate_scale = options.rate_scale;
-    if (options.duration_s) job.window.duration = SecondsToSimTime(*options.duration_s);
+    if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
     job.window.num_requests = options.num_requests;
     job.window.skip_bad_lines = options.skip_bad_lines;
     job.fleet.seed = options.seed;
     job.fleet.threads = options.threads;
-    if (options.horizon_s) job.fleet.horizon = SecondsToSimTime(*options.horizon_s);
+    if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
     job.fleet.trace_steps = options.trace_steps;
     job.fleet.request_rows = !options.no_request_rows;
     job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);

@@ -88,7 +88,7 @@ int64_t CsvReader::Int(std::string_view column) const {
   int64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) {
-    Fail(column, "expected an integer, got '" + std::string(text) + "'");
+    Fail(column, "expected an integer, got " + QuoteInput(text));
   }
   return value;
 }
@@ -98,9 +98,9 @@ double CsvReader::Number(std::string_view column) const {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size()) {
-    Fail(column, "expected a number, got '" + text + "'");
+    Fail(column, "expected a number, got " + QuoteInput(text));
   }
-  if (!std::isfinite(value)) Fail(column, "expected a finite number, got '" + text + "'");
+  if (!std::isfinite(value)) Fail(column, "expected a finite number, got " + QuoteInput(text));
   return value;
 }
 

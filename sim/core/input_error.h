@@ -5,6 +5,9 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include "core/sim_time.h"
 
 namespace fleetsim {
 
@@ -36,5 +39,22 @@ struct QuietExit {
 };
 
 InputError OptionError(const std::string& option, const std::string& message);
+
+// A command-line time in seconds as simulated time; an OptionError outside
+// [0, kMaxSimSeconds] (core/sim_time.h).
+SimTime OptionSimTime(const std::string& option, double seconds);
+
+// A piece of input as an error line quotes it: in single quotes, control characters and
+// bytes >= 0x7f escaped (\r, \n, \t, \xNN), at most kMaxQuotedInput bytes of it, then
+// "... (N bytes)". Every value an error repeats goes through this, so that one error is
+// one short, printable line however long or odd the input.
+inline constexpr std::size_t kMaxQuotedInput = 80;
+std::string QuoteInput(std::string_view text);
+// The same without the quotes.
+std::string EscapeInput(std::string_view text, std::size_t max_bytes = kMaxQuotedInput);
+
+// The most an error's text (file, field and message together) holds: longer ones are cut
+// there, as a backstop for a value quoted without QuoteInput.
+inline constexpr std::size_t kMaxErrorText = 1000;
 
 }  // namespace fleetsim

@@ -5,6 +5,8 @@
 #include <optional>
 #include <system_error>
 
+#include "core/input_error.h"
+
 namespace fleetsim {
 namespace {
 
@@ -293,7 +295,7 @@ bool JsonObject::Parse(std::string_view text, std::string& error) {
   fields_.clear();
   error = "not a JSON object";
   if (twice) {
-    error += ": the key '" + *twice + "' is there twice";
+    error += ": the key " + QuoteInput(*twice) + " is there twice";
   } else if (!scan.error().empty()) {
     error += ": " + scan.error();
   }

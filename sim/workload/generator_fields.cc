@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/input_error.h"
+
 namespace fleetsim::workload_gen {
 
 int64_t GetCount(const YamlSection& s, std::string_view key, std::optional<int64_t> fallback) {
@@ -18,8 +20,8 @@ double GetNumber(const YamlSection& s, std::string_view key, NumberBound bound,
   if (!ok) {
     // Quote the text as written: "-2", ".inf", not a reformatted double.
     const YAML::Node& map = s.node();
-    s.Fail(key, std::string("must be ") + (bound == kPositive ? "> 0" : ">= 0") + ", got '" +
-                    map[std::string(key)].Scalar() + "'");
+    s.Fail(key, std::string("must be ") + (bound == kPositive ? "> 0" : ">= 0") + ", got " +
+                    QuoteInput(map[std::string(key)].Scalar()));
   }
   return value;
 }

@@ -34,5 +34,36 @@ TEST(InputError, AnOptionErrorNamesTheCommandLine) {
   EXPECT_EQ(kExitInputError, 2);
 }
 
+// Issue 22: an error repeated the offending value verbatim -- raw CR bytes and megabytes.
+TEST(InputError, QuotedInputIsShortAndPrintable) {
+  EXPECT_EQ(QuoteInput("80GB"), "'80GB'");
+  EXPECT_EQ(QuoteInput("a\rb\n\t\x01"), "'a\\rb\\n\\t\\x01'");
+  const std::string huge(3'000'000, 'x');
+  const std::string quoted = QuoteInput(huge);
+  EXPECT_LE(quoted.size(), kMaxQuotedInput + 40);
+  EXPECT_NE(quoted.find("... (3000000 bytes)"), std::string::npos) << quoted;
+}
+
+TEST(InputError, AnErrorLineIsOneShortLineWhateverTheMessage) {
+  const InputError e("t.csv", 2, "x", "got '" + std::string(3'000'000, 'y') + "\r'");
+  const std::string text = e.what();
+  EXPECT_LE(text.size(), kMaxErrorText + 40);
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(InputError("t.csv", 2, "x", "a\rb").what(), std::string("t.csv:2: x: a\\rb"));
+}
+
+TEST(InputError, ACommandLineTimeIsRangeChecked) {
+  EXPECT_EQ(OptionSimTime("--horizon", 30), 30 * kNsPerSecond);
+  EXPECT_EQ(OptionSimTime("--horizon", 1e9), kMaxSimTime);
+  for (double bad : {-1.0, 1e10, 1e300}) {
+    try {
+      OptionSimTime("--horizon", bad);
+      ADD_FAILURE() << bad;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("command line: --horizon: must", 0), 0u) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fleetsim
