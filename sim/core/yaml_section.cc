@@ -6,10 +6,67 @@ namespace fleetsim {
 namespace {
 
 std::string Render(const YAML::Node& value) {
-  if (value.IsScalar()) return "'" + value.Scalar() + "'";
+  if (value.IsScalar()) return QuoteInput(value.Scalar());
   if (value.IsSequence()) return "a list";
   if (value.IsMap()) return "a mapping";
   return "nothing";
+}
+
+// A plain (unquoted) scalar of a JSON file must be a JSON literal: true, false, null or a
+// number as RFC 8259 writes it -- not YAML's 0x10, +1, 01, .nan or NaN.
+bool IsJsonLiteral(const std::string& text) {
+  if (text == "true" || text == "false" || text == "null") return true;
+  std::size_t i = 0;
+  const auto digits = [&] {
+    const std::size_t from = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+      ++i;
+    return i - from;
+  };
+  if (i < text.size() && text[i] == '-') ++i;
+  if (i < text.size() && text[i] == '0') {
+    ++i;
+  } else if (digits() == 0) {
+    return false;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == text.size();
+}
+
+// Refuses a key twice in one mapping (yaml-cpp would keep the first silently), and in a
+// JSON file any plain scalar that is no JSON literal.
+void CheckStrict(const YAML::Node& node, const std::string& path, const std::string& field,
+                 bool json) {
+  if (node.IsMap()) {
+    std::vector<std::string> keys;
+    for (const auto& entry : node) {
+      const std::string key = entry.first.Scalar();
+      const std::string at = field.empty() ? key : field + "." + key;
+      for (const std::string& seen : keys) {
+        if (seen == key)
+          throw InputError(path, entry.first.Mark().line + 1, EscapeInput(at),
+                           "duplicate key (it is already given above)");
+      }
+      keys.push_back(key);
+      CheckStrict(entry.second, path, at, json);
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      CheckStrict(node[i], path, field + "[" + std::to_string(i) + "]", json);
+  } else if (json && node.IsScalar() && node.Tag() == "?" && !IsJsonLiteral(node.Scalar())) {
+    throw InputError(path, node.Mark().line + 1, EscapeInput(field),
+                     "expected a JSON value (a number as JSON writes it, true, false, null or a "
+                     "quoted string), got " +
+                         QuoteInput(node.Scalar()));
+  }
 }
 
 }  // namespace
@@ -141,11 +198,15 @@ YamlSection LoadYamlFile(const std::string& path) {
   auto file = std::make_shared<const std::string>(path);
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot open file");
+  YAML::Node root;
   try {
-    return YamlSection(YAML::Load(in), file, "");
+    root = YAML::Load(in);
   } catch (const YAML::ParserException& e) {
     throw InputError(path, e.mark.line + 1, "", "syntax error: " + e.msg);
   }
+  const std::string ext = path.size() >= 5 ? path.substr(path.size() - 5) : "";
+  CheckStrict(root, path, "", ext == ".json" || ext == ".JSON");
+  return YamlSection(std::move(root), file, "");
 }
 
 template bool YamlSection::Get<bool>(std::string_view) const;

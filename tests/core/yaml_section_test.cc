@@ -59,5 +59,35 @@ TEST(YamlSection, MissingFileIsAnInputError) {
   EXPECT_THROW(LoadYamlFile("/nonexistent/fleetsim.yaml"), InputError);
 }
 
+// Issue 22: config.json was read leniently (YAML's 0x10, +1, 01, NaN; the first of two
+// equal keys won silently).
+TEST(YamlSection, JsonNumbersAreStrict) {
+  for (const char* bad : {"0x10", "+1", "01", "NaN", ".nan", ".inf", "1.", ".5", "1e", "yes"}) {
+    SCOPED_TRACE(bad);
+    TempFile file("config.json", std::string("{\n  \"a\": 1,\n  \"b\": ") + bad + "\n}\n");
+    const InputError e = CatchInputError([&] { LoadYamlFile(file.path()); });
+    EXPECT_EQ(e.line(), 3) << e.what();
+    EXPECT_EQ(e.field(), "b") << e.what();
+  }
+  TempFile good("config.json",
+                "{\"a\": -0.5e-3, \"b\": 0, \"c\": 12E+2, \"d\": true, \"e\": null, "
+                "\"f\": \"0x10\", \"g\": [1, 2.5]}\n");
+  const YamlSection s = LoadYamlFile(good.path());
+  EXPECT_EQ(s.Get<double>("c"), 1200);
+  EXPECT_EQ(s.Get<std::string>("f"), "0x10");
+  // YAML files keep YAML's scalars.
+  TempFile yaml("c.yaml", "a: 0x10\n");
+  EXPECT_EQ(LoadYamlFile(yaml.path()).Get<int>("a"), 16);
+}
+
+TEST(YamlSection, DuplicateKeysAreRefusedAtTheSecond) {
+  TempFile json("config.json", "{\n  \"n\": {\"a\": 1,\n  \"a\": 2}\n}\n");
+  const InputError e = CatchInputError([&] { LoadYamlFile(json.path()); });
+  EXPECT_EQ(e.line(), 3) << e.what();
+  EXPECT_EQ(e.field(), "n.a") << e.what();
+  TempFile yaml("c.yaml", "a: 1\nb: 2\na: 3\n");
+  EXPECT_EQ(CatchInputError([&] { LoadYamlFile(yaml.path()); }).line(), 3);
+}
+
 }  // namespace
 }  // namespace fleetsim
