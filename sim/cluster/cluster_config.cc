@@ -115,9 +115,11 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   group.bundle = kGroupBundle.Read(g);
   if (group.bundle != kGroupBundle.Default()) {
     group.bundle = Resolve(base_dir, group.bundle);
-    if (!fs::exists(fs::path(group.bundle) / "meta.yaml")) {
-      g.Fail("bundle",
-             "no performance bundle (meta.yaml) at " + group.bundle + " (or say: analytic)");
+    // No throwing overload: a name too long for the file system is a located error too.
+    std::error_code error;
+    if (!fs::exists(fs::path(group.bundle) / "meta.yaml", error)) {
+      g.Fail("bundle", "no performance bundle (meta.yaml) at " + QuoteInput(group.bundle) +
+                           (error ? " (" + error.message() + ")" : "") + " (or say: analytic)");
     }
   }
   group.engine.tensor_parallel_size = kGroupTp.Read(g);

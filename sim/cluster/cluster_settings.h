@@ -8,12 +8,16 @@
 #include <vector>
 
 #include "core/setting.h"
+#include "core/sim_time.h"
 #include "engine/engine_settings.h"
 
 namespace fleetsim::cluster_settings {
 
 using R = SettingRange;
 using T = SettingType;
+
+// Times are at most the largest simulated time (core/sim_time.h): 1e9 s.
+inline constexpr double kMaxUs = kMaxSimSeconds * 1e6;
 
 // Top level.
 inline constexpr Setting<std::string_view> kName{
@@ -71,7 +75,8 @@ inline constexpr Setting<std::string_view> kGatewayPolicy{
 inline constexpr Setting<bool> kCapacityWeighted{
     {"capacity_weighted", T::kBool, R::Any(), "", "", "Weigh instances by capacity"}, false};
 inline constexpr Setting<double> kStalenessS{
-    {"staleness_s", T::kNumber, R::Positive(), "s", "", "Load-view refresh period", "(seconds)"},
+    {"staleness_s", T::kNumber, R::PositiveUpTo(kMaxSimSeconds), "s", "",
+     "Load-view refresh period", "(seconds)"},
     0.05};
 inline constexpr Setting<int> kPrefixBlocks{
     {"prefix_blocks", T::kInteger, R::AtLeast(1), "blocks", "",
@@ -91,25 +96,26 @@ inline constexpr Setting<double> kOverloadRatio{
 
 // latency. The clock counts nanoseconds: a positive latency must be at least one.
 inline constexpr Setting<double> kGatewayToInstanceUs{
-    {"gateway_to_instance_us", T::kNumber, R::AtLeast(1e-3), "us", "",
+    {"gateway_to_instance_us", T::kNumber, R::Between(1e-3, kMaxUs), "us", "",
      "Gateway -> instance latency; the time step of routing and load snapshots",
      "(1 ns): it is the time step of routing and load snapshots"},
     500.0};
 inline constexpr Setting<double> kInstanceToClientUs{
-    {"instance_to_client_us", T::kNumber, R::NonNegative(), "us", "gateway_to_instance_us",
+    {"instance_to_client_us", T::kNumber, R::Between(0, kMaxUs), "us", "gateway_to_instance_us",
      "Instance -> client latency of first token and completion"}};
 
 // slo.
-inline constexpr Setting<double> kSloTtftS{
-    {"ttft_s", T::kNumber, R::Positive(), "s", "", "Time-to-first-token target", "(seconds)"}, 2.0};
-inline constexpr Setting<double> kSloTpotS{
-    {"tpot_s", T::kNumber, R::Positive(), "s", "", "Time-per-output-token target", "(seconds)"},
-    0.1};
+inline constexpr Setting<double> kSloTtftS{{"ttft_s", T::kNumber, R::PositiveUpTo(kMaxSimSeconds),
+                                            "s", "", "Time-to-first-token target", "(seconds)"},
+                                           2.0};
+inline constexpr Setting<double> kSloTpotS{{"tpot_s", T::kNumber, R::PositiveUpTo(kMaxSimSeconds),
+                                            "s", "", "Time-per-output-token target", "(seconds)"},
+                                           0.1};
 
 // timeseries.
 inline constexpr Setting<double> kTimeseriesIntervalS{
-    {"interval_s", T::kNumber, R::Positive(), "s", "", "Period of the /timeseries rows",
-     "(seconds)"},
+    {"interval_s", T::kNumber, R::PositiveUpTo(kMaxSimSeconds), "s", "",
+     "Period of the /timeseries rows", "(seconds)"},
     1.0};
 
 // One section of a cluster config and its keys, in the docs' order.

@@ -47,6 +47,13 @@ struct SettingRange {
   static constexpr SettingRange NonNegative() { return {End::kClosed, 0, End::kNone, 0}; }
   static constexpr SettingRange AtLeast(double x) { return {End::kClosed, x, End::kNone, 0}; }
   static constexpr SettingRange UnitInterval() { return {End::kOpen, 0, End::kClosed, 1}; }
+  // (0, upper] and [lower, upper].
+  static constexpr SettingRange PositiveUpTo(double upper) {
+    return {End::kOpen, 0, End::kClosed, upper};
+  }
+  static constexpr SettingRange Between(double lower, double upper) {
+    return {End::kClosed, lower, End::kClosed, upper};
+  }
 
   bool Unbounded() const { return lower_end == End::kNone && upper_end == End::kNone; }
   bool Admits(double value) const;

@@ -496,5 +496,28 @@ TEST(RoutingPolicy, NamesRoundTrip) {
   EXPECT_EQ(ParseRoutingPolicy("power_of_two"), RoutingPolicy::kPowerOfTwo);
 }
 
+// Issue 22: a latency past the largest simulated time failed only after the whole run
+// (QuantileSketch::Add: value must be >= 0); a bundle name too long for the file system
+// was an internal filesystem error.
+TEST(ClusterConfig, TimesPastTheLargestSimulatedTimeAreRefused) {
+  const InputError e = LoadError(kTwoPools + "latency: {instance_to_client_us: 1e16}\n", 6,
+                                 "latency.instance_to_client_us");
+  EXPECT_TRUE(Mentions(e, "must be in [0, 1e+15]")) << e.what();
+  LoadError(kTwoPools + "latency:\n  gateway_to_instance_us: 1e16\n", 7,
+            "latency.gateway_to_instance_us");
+  LoadError(kTwoPools + "slo:\n  ttft_s: 1e10\n", 7, "slo.ttft_s");
+  LoadError(kTwoPools + "gateways:\n  staleness_s: 1e10\n", 7, "gateways.staleness_s");
+  LoadError(kTwoPools + "timeseries:\n  interval_s: 1e10\n", 7, "timeseries.interval_s");
+}
+
+TEST(ClusterConfig, ABundleNameTooLongForTheFileSystemIsALocatedError) {
+  const InputError e = LoadError(
+      "instance_groups:\n  - {name: g, model: llama-3.1-8b, hardware: H100-SXM, bundle: " +
+          std::string(300, 'b') + "}\n",
+      2, "instance_groups[0].bundle");
+  EXPECT_TRUE(Mentions(e, "no performance bundle")) << e.what();
+  EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
+}
+
 }  // namespace
 }  // namespace fleetsim
