@@ -156,7 +156,10 @@ class Sessions : public GeneratedWorkload {
     if (s.next_turn < s.turns) {
       s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);
       Rng think(Stream(StreamPurpose::kThinkTime, s.id, turn));
-      s.next_arrival += SecondsToSimTime(think.Exponential() * spec_.sessions->think_time_s);
+      // Saturating, as ArrivalProcess::Next does: a tail draw must not overflow the clock.
+      const double think_s = think.Exponential() * spec_.sessions->think_time_s;
+      s.next_arrival = std::min(
+          s.next_arrival + SecondsToSimTime(std::min(think_s, kMaxSimSeconds)), 2 * kMaxSimTime);
       pending_.push_back(std::move(s));
       std::push_heap(pending_.begin(), pending_.end(), Later);
     }

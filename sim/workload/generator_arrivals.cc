@@ -1,5 +1,6 @@
 #include "workload/generator_arrivals.h"
 
+#include <algorithm>
 #include <string>
 
 #include "workload/generator_fields.h"
@@ -23,6 +24,10 @@ ArrivalSpec ArrivalSpec::Parse(const YamlSection& s) {
     s.Fail("process", "unknown process '" + process + "' (accepted: poisson, gamma, constant)");
   }
   spec.rate_per_s = GetNumber(s, "rate_per_s", kPositive);
+  if (spec.rate_per_s < 1.0 / kMaxSimSeconds) {
+    s.Fail("rate_per_s",
+           "must be at least 1e-9 (one request per 1e9 s, the largest simulated time)");
+  }
   if (spec.process == Process::kConstant && SecondsToSimTime(1.0 / spec.rate_per_s) < 1)
     s.Fail("rate_per_s", "a constant rate must leave at least 1 ns between requests");
   return spec;
@@ -45,10 +50,13 @@ SimTime ArrivalProcess::Next() {
       break;
     }
     case ArrivalSpec::Process::kConstant:
-      next_ += constant_gap_;
+      next_ = std::min(next_ + constant_gap_, 2 * kMaxSimTime);
       return now;
   }
-  next_ += SecondsToSimTime(gap_s);
+  // A draw far in the tail, or a run of many, must not overflow the clock: arrivals
+  // saturate past the largest simulated time (a run is refused before it gets there:
+  // /timeseries' limit of intervals).
+  next_ = std::min(next_ + SecondsToSimTime(std::min(gap_s, kMaxSimSeconds)), 2 * kMaxSimTime);
   return now;
 }
 

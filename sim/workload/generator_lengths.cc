@@ -6,6 +6,7 @@
 #include <string>
 #include <system_error>
 
+#include "core/format.h"
 #include "core/input_error.h"
 #include "workload/generator.h"
 #include "workload/generator_fields.h"
@@ -16,7 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kDefaultMax = (int64_t{1} << 31) - 1;
+constexpr int64_t kDefaultMax = LengthDistribution::kMaxLength;
+
+// A length bound as written, refused above kMaxLength.
+int64_t GetLength(const YamlSection& s, std::string_view key, std::optional<int64_t> fallback) {
+  const int64_t value = GetCount(s, key, fallback);
+  if (value > LengthDistribution::kMaxLength) {
+    s.Fail(key, "must be at most " + WithCommas(LengthDistribution::kMaxLength) + " tokens, got " +
+                    std::to_string(value));
+  }
+  return value;
+}
 
 // The purpose of the stream that picks a trace's sample. It is not per entity, so it is
 // not a StreamPurpose (those are small integers); the ASCII of "trace-rs" is far from them.
@@ -61,7 +72,7 @@ void LengthDistribution::ParseTrace(const YamlSection& s, LengthOf of, uint64_t 
     s.Fail("sample_rows", "must be at most " + std::to_string(kMaxTraceSampleRows));
   }
   min_ = GetCount(s, "min", 1);
-  max_ = GetCount(s, "max", kDefaultMax);
+  max_ = GetLength(s, "max", kDefaultMax);
   CheckRange(s, min_, max_);
 
   std::error_code ec;
@@ -87,27 +98,27 @@ LengthDistribution LengthDistribution::Parse(const YamlSection& s, LengthOf of, 
   if (name == "fixed") {
     s.RejectUnknownKeys({"distribution", "value"});
     d.kind_ = Kind::kFixed;
-    d.min_ = d.max_ = GetCount(s, "value");
+    d.min_ = d.max_ = GetLength(s, "value", std::nullopt);
     return d;
   }
   if (name == "uniform") {
     s.RejectUnknownKeys({"distribution", "min", "max"});
     d.kind_ = Kind::kUniform;
     d.min_ = GetCount(s, "min");
-    d.max_ = GetCount(s, "max");
+    d.max_ = GetLength(s, "max", std::nullopt);
   } else if (name == "lognormal") {
     s.RejectUnknownKeys({"distribution", "median", "sigma", "min", "max"});
     d.kind_ = Kind::kLognormal;
     d.median_ = GetNumber(s, "median", kPositive);
     d.sigma_ = GetNumber(s, "sigma", kNonNegative);
     d.min_ = GetCount(s, "min", 1);
-    d.max_ = GetCount(s, "max", kDefaultMax);
+    d.max_ = GetLength(s, "max", kDefaultMax);
   } else if (name == "zipf") {
     s.RejectUnknownKeys({"distribution", "exponent", "min", "max"});
     d.kind_ = Kind::kZipf;
     const double exponent = GetNumber(s, "exponent", kPositive);
     d.min_ = GetCount(s, "min");
-    d.max_ = GetCount(s, "max");
+    d.max_ = GetLength(s, "max", std::nullopt);
     if (d.max_ >= d.min_ && d.max_ - d.min_ >= kMaxZipfRange) {
       s.Fail("max", "zipf range max - min must be < " + std::to_string(kMaxZipfRange));
     }

@@ -12,8 +12,10 @@
 //                                                        LengthOf::kInputTokens, seed);
 //   int64_t tokens = input.Sample(rng);
 //
-// Every value is >= 1. Lognormal and trace draws are clamped to [min, max] (default
-// [1, 2^31 - 1]) rather than redrawn, so each sample costs the same number of draws.
+// Every value is >= 1 and at most kMaxLength (10,000,000: a prompt's block hashes and a
+// request's tokens stay within memory; a larger `value` or `max` is refused). Lognormal
+// and trace draws are clamped to [min, max] (default [1, kMaxLength]) rather than
+// redrawn, so each sample costs the same number of draws.
 //
 // `trace` draws a length uniformly from the requests of a trace (workload/length_sample.h):
 // `path` is relative to the spec file; `format` is as for `fleetsim run --format` (default
@@ -41,6 +43,9 @@ class LengthDistribution {
  public:
   // Zipf keeps a cumulative table of max - min + 1 entries; wider ranges are refused.
   static constexpr int64_t kMaxZipfRange = int64_t{1} << 20;
+  // The largest length: also the most tokens of a session's system prompt and of a
+  // shared prefix.
+  static constexpr int64_t kMaxLength = 10'000'000;
   static constexpr int64_t kDefaultTraceSampleRows = 100'000;
   // 80 MB of lengths at most; a sample this large is as good as the trace.
   static constexpr int64_t kMaxTraceSampleRows = 10'000'000;

@@ -14,10 +14,13 @@ SessionSpec ParseSessions(const YamlSection& s) {
   if (s.Has("count")) spec.count = GetCount(s, "count");
   spec.turns = LengthDistribution::Parse(s.Child("turns"), LengthOf::kTurns, /*seed=*/0);
   spec.think_time_s = GetNumber(s, "think_time_s", kNonNegative, 0.0);
+  if (spec.think_time_s > kMaxSimSeconds)
+    s.Fail("think_time_s", "must be at most 1e9 s (the largest simulated time)");
   spec.system_prompt_tokens = s.GetOr<int64_t>("system_prompt_tokens", 0);
-  if (spec.system_prompt_tokens < 0) {
-    s.Fail("system_prompt_tokens",
-           "must be >= 0, got " + std::to_string(spec.system_prompt_tokens));
+  if (spec.system_prompt_tokens < 0 || spec.system_prompt_tokens > LengthDistribution::kMaxLength) {
+    s.Fail("system_prompt_tokens", "must be in [0, " +
+                                       std::to_string(LengthDistribution::kMaxLength) + "], got " +
+                                       std::to_string(spec.system_prompt_tokens));
   }
   return spec;
 }
@@ -26,6 +29,10 @@ SharedPrefixSpec ParseSharedPrefix(const YamlSection& s) {
   s.RejectUnknownKeys({"tokens", "fraction"});
   SharedPrefixSpec spec;
   spec.tokens = GetCount(s, "tokens");
+  if (spec.tokens > LengthDistribution::kMaxLength) {
+    s.Fail("tokens", "must be at most " + std::to_string(LengthDistribution::kMaxLength) +
+                         ", got " + std::to_string(spec.tokens));
+  }
   spec.fraction = GetNumber(s, "fraction", kNonNegative, 1.0);
   if (spec.fraction > 1) s.Fail("fraction", "must be at most 1");
   return spec;

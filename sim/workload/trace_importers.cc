@@ -38,6 +38,10 @@ class CsvTrace : public WorkloadSource {
     WorkloadRequest r;
     r.id = std::to_string(csv_.line() - 1);
     r.arrival = absolute_ns - *origin_;
+    if (r.arrival > kMaxSimTime) {
+      csv_.Fail(time_column,
+                "is more than 1e9 s (the largest simulated time) after the trace's first request");
+    }
     if (r.arrival < last_)
       csv_.Fail(time_column, "goes back in time (the trace must be in arrival order)");
     last_ = r.arrival;
@@ -64,8 +68,8 @@ class AzureCsv : public CsvTrace {
     if (!csv_.Next()) return std::nullopt;
     int64_t ns = 0;
     if (!ParseWallClock(csv_.Text("TIMESTAMP"), ns)) {
-      csv_.Fail("TIMESTAMP", "expected YYYY-MM-DD HH:MM:SS.fffffff, got '" +
-                                 std::string(csv_.Text("TIMESTAMP")) + "'");
+      csv_.Fail("TIMESTAMP",
+                "expected YYYY-MM-DD HH:MM:SS.fffffff, got " + QuoteInput(csv_.Text("TIMESTAMP")));
     }
     return Emit(ns, "TIMESTAMP", csv_.Int("ContextTokens"), "ContextTokens",
                 csv_.Int("GeneratedTokens"), "GeneratedTokens");
@@ -85,7 +89,7 @@ class VidurCsv : public CsvTrace {
   std::optional<WorkloadRequest> Next() override {
     if (!csv_.Next()) return std::nullopt;
     const double seconds = csv_.Number("arrived_at");
-    if (seconds < 0) csv_.Fail("arrived_at", "must not be negative");
+    if (auto violation = SimSecondsViolation(seconds)) csv_.Fail("arrived_at", *violation);
     return Emit(SecondsToSimTime(seconds), "arrived_at", csv_.Int("num_prefill_tokens"),
                 "num_prefill_tokens", csv_.Int("num_decode_tokens"), "num_decode_tokens");
   }
@@ -102,6 +106,11 @@ class MooncakeJsonl : public WorkloadSource {
     const int64_t ms = lines_.Int("timestamp");
     if (ms < 0) lines_.Fail("timestamp", "must not be negative");
     if (!origin_) origin_ = ms;
+    if (ms - *origin_ > kMaxSimTime / 1'000'000) {
+      lines_.Fail(
+          "timestamp",
+          "is more than 1e9 s (the largest simulated time) after the trace's first request");
+    }
     r.arrival = (ms - *origin_) * 1'000'000;
     if (r.arrival < last_)
       lines_.Fail("timestamp", "goes back in time (the trace must be in arrival order)");
@@ -143,6 +152,8 @@ bool ParseWallClock(std::string_view text, int64_t& ns) {
       !Digits(text.substr(14, 2), mi) || !Digits(text.substr(17, 2), s)) {
     return false;
   }
+  // Years 1970-2200: any two such times are less than INT64_MAX ns apart.
+  if (y < 1970 || y > 2200) return false;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
   int64_t fraction_ns = 0;
   if (text.size() > 19) {

@@ -1,5 +1,7 @@
 #include "workload/vllm_bench_reader.h"
 
+#include <cmath>
+
 namespace fleetsim {
 
 VllmBenchReader::VllmBenchReader(const std::string& path) : lines_(path) {}
@@ -12,7 +14,9 @@ std::optional<VllmBenchRequest> VllmBenchReader::ReadOne() {
   r.output_tokens = lines_.Int("output_toks");
   if (r.input_tokens <= 0) lines_.Fail("input_toks", "must be positive");
   if (r.output_tokens <= 0) lines_.Fail("output_toks", "must be positive");
+  r.line = lines_.line();
   r.queued_s = lines_.Number("queued_ts");
+  if (!std::isfinite(r.queued_s)) lines_.Fail("queued_ts", "must be a finite number");
   r.first_token_s = lines_.Number("first_token_ts");
   r.last_token_s = lines_.Number("last_token_ts");
   if (r.queued_s < last_emitted_) {

@@ -25,6 +25,7 @@ struct VllmBenchRequest {
   double queued_s = 0;
   double first_token_s = 0;
   double last_token_s = 0;
+  int line = 0;  // the line it was read from
 };
 
 // Requests are returned in queued_ts order. Files written by several data-parallel
@@ -40,6 +41,7 @@ class VllmBenchReader {
   // line.
   std::optional<VllmBenchRequest> Next();
   int line() const { return lines_.line(); }
+  const std::string& path() const { return lines_.path(); }
 
  private:
   std::optional<VllmBenchRequest> ReadOne();

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/json_lines.h"
 #include "workload/generator.h"
+#include "workload/request_ids.h"
 #include "workload/trace_importers.h"
 #include "workload/vllm_bench_reader.h"
 
@@ -23,12 +25,15 @@ class NativeJsonl : public WorkloadSource {
     if (!lines_.Next()) return std::nullopt;
     WorkloadRequest r;
     r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
+    ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     if (lines_.Has("arrival_ns")) {
       r.arrival = lines_.Int("arrival_ns");
+      if (auto violation = SimTimeViolation(r.arrival)) lines_.Fail("arrival_ns", *violation);
     } else {
-      r.arrival = SecondsToSimTime(lines_.Number("arrival_s"));
+      const double seconds = lines_.Number("arrival_s");
+      if (auto violation = SimSecondsViolation(seconds)) lines_.Fail("arrival_s", *violation);
+      r.arrival = SecondsToSimTime(seconds);
     }
-    if (r.arrival < 0) lines_.Fail("arrival_s", "must not be negative");
     if (r.arrival < last_arrival_) {
       lines_.Fail("arrival_s", "goes back in time (the trace must be in arrival order)");
     }
@@ -57,6 +62,7 @@ class NativeJsonl : public WorkloadSource {
  private:
   JsonLines lines_;
   SimTime last_arrival_ = 0;
+  RequestIds ids_;
 };
 
 class VllmBenchSource : public WorkloadSource {
@@ -68,8 +74,19 @@ class VllmBenchSource : public WorkloadSource {
     if (!r) return std::nullopt;
     if (!origin_) origin_ = r->queued_s;
     WorkloadRequest out;
+    ids_.Add(r->id, r->line, [&](const std::string& m) {
+      throw InputError(reader_.path(), r->line, "request_id", m);
+    });
     out.id = r->id;
-    out.arrival = SecondsToSimTime(r->queued_s - *origin_);
+    // The reader keeps a window of lines in order, so a request can come before the first
+    // one read: the origin is the earliest emitted.
+    const double seconds = r->queued_s - *origin_;
+    if (auto violation = SimSecondsViolation(seconds)) {
+      throw InputError(reader_.path(), r->line, "queued_ts",
+                       "is " + ShortestNumber(r->queued_s) + " s, " + ShortestNumber(seconds) +
+                           " s after the first request: " + *violation);
+    }
+    out.arrival = SecondsToSimTime(seconds);
     out.input_tokens = r->input_tokens;
     out.output_tokens = r->output_tokens;
     return out;
@@ -78,6 +95,7 @@ class VllmBenchSource : public WorkloadSource {
  private:
   VllmBenchReader reader_;
   std::optional<double> origin_;
+  RequestIds ids_;
 };
 
 // The format from the first non-empty line: a CSV header or a JSON object's keys.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/format.h"
 #include "core/input_error.h"
 
 namespace fleetsim {
@@ -36,8 +37,12 @@ std::optional<WorkloadRequest> WorkloadWindow::Next() {
   }
   if (!r) return std::nullopt;
   if (options_.rate_scale != 1.0) {
-    r->arrival =
-        static_cast<SimTime>(std::llround(static_cast<double>(r->arrival) / options_.rate_scale));
+    const double scaled = static_cast<double>(r->arrival) / options_.rate_scale;
+    if (scaled > static_cast<double>(kMaxSimTime)) {
+      throw OptionError("--rate-scale", "puts an arrival at " + ShortestNumber(scaled / 1e9) +
+                                            " s, past 1e9 s (the largest simulated time)");
+    }
+    r->arrival = static_cast<SimTime>(std::llround(scaled));
   }
   if (options_.duration && r->arrival >= *options_.duration) {
     done_ = true;  // arrivals are in order: nothing later falls inside the window

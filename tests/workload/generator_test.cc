@@ -397,6 +397,27 @@ TEST(Generator, BadSpecsNameTheKeyAndTheLine) {
       {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
            "  sessions: {turns: {distribution: fixed, value: 2}, think_time_s: -1}\n",
        "generator.sessions.think_time_s", 6},
+      // Issue 22: sizes and times that would exhaust memory or overflow the clock.
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n"
+       "  input_tokens: {distribution: fixed, value: 4294967296}\n"
+       "  output_tokens: {distribution: fixed, value: 1}\n",
+       "generator.input_tokens.value", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n"
+       "  input_tokens: {distribution: uniform, min: 1, max: 4294967296}\n"
+       "  output_tokens: {distribution: fixed, value: 1}\n",
+       "generator.input_tokens.max", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  sessions: {turns: {distribution: fixed, value: 2}, system_prompt_tokens: "
+           "4294967296}\n",
+       "generator.sessions.system_prompt_tokens", 6},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  sessions: {turns: {distribution: fixed, value: 2}, think_time_s: 1e12}\n",
+       "generator.sessions.think_time_s", 6},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 1e-12}\n" + lengths,
+       "generator.arrivals.rate_per_s", 3},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  shared_prefix: {tokens: 4294967296}\n",
+       "generator.shared_prefix.tokens", 6},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body);

@@ -155,5 +155,72 @@ TEST(WorkloadWindow, ScalesLimitsAndSkipsWhatItIsAskedTo) {
                InputError);
 }
 
+// Issue 22: times past the largest simulated time, duplicate and over-long ids are refused
+// at their line instead of overflowing the clock or merging rows.
+std::string ErrorOf(const std::string& name, const std::string& text) {
+  TempFile file(name, text);
+  return CatchInputError([&] {
+           auto source = OpenWorkload(file.path(), "auto");
+           while (source->Next()) {
+           }
+         })
+      .what();
+}
+
+TEST(WorkloadSource, ArrivalPastTheLargestSimulatedTimeIsRefusedAtItsLine) {
+  const std::string error =
+      ErrorOf("t.jsonl",
+              "{\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n"
+              "{\"arrival_s\": 1e10, \"input_tokens\": 5, \"output_tokens\": 1}\n");
+  EXPECT_NE(error.find("t.jsonl:2: arrival_s: must be at most 1e9 s"), std::string::npos) << error;
+  EXPECT_NE(ErrorOf("t.jsonl",
+                    "{\"arrival_ns\": 2000000000000000000, \"input_tokens\": 5, "
+                    "\"output_tokens\": 1}\n")
+                .find("t.jsonl:1: arrival_ns: must be at most"),
+            std::string::npos);
+}
+
+TEST(WorkloadSource, VllmBenchQueuedTsPastTheLargestSimulatedTimeIsRefused) {
+  const std::string line =
+      "\"input_toks\": 5, \"output_toks\": 2, \"first_token_ts\": 1, \"last_token_ts\": 2}\n";
+  const std::string error =
+      ErrorOf("r.jsonl", "{\"request_id\": \"a\", \"queued_ts\": 1.0, " + line +
+                             "{\"request_id\": \"b\", \"queued_ts\": "
+                             "1e18, " +
+                             line);
+  EXPECT_NE(error.find("r.jsonl:2: queued_ts:"), std::string::npos) << error;
+  EXPECT_NE(error.find("largest simulated time"), std::string::npos) << error;
+}
+
+TEST(WorkloadSource, DuplicateIdsAreRefusedAtTheSecond) {
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  const std::string error = ErrorOf(
+      "t.jsonl", "{\"id\": \"x\", " + row + "{\"id\": \"y\", " + row + "{\"id\": \"x\", " + row);
+  EXPECT_NE(error.find("t.jsonl:3: id: duplicate request id 'x' (first used on line 1)"),
+            std::string::npos)
+      << error;
+  // The default id is the line number: an explicit id may collide with it.
+  EXPECT_NE(ErrorOf("t.jsonl", "{\"id\": \"2\", " + row + "{" + row).find("t.jsonl:2: id:"),
+            std::string::npos);
+  const std::string bench =
+      "\"input_toks\": 5, \"output_toks\": 2, \"first_token_ts\": 1, \"last_token_ts\": 2}\n";
+  EXPECT_NE(ErrorOf("r.jsonl", "{\"request_id\": \"a\", \"queued_ts\": 1.0, " + bench +
+                                   "{\"request_id\": \"a\", \"queued_ts\": 2.0, " + bench)
+                .find("r.jsonl:2: request_id: duplicate request id 'a'"),
+            std::string::npos);
+}
+
+TEST(WorkloadSource, IdsLongerThanTheNameColumnAreRefused) {
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  const std::string id48(48, 'a');
+  TempFile ok("t.jsonl", "{\"id\": \"" + id48 + "\", " + row);
+  auto source = OpenWorkload(ok.path(), "auto");
+  EXPECT_EQ(source->Next()->id, id48);
+  const std::string error = ErrorOf("t.jsonl", "{\"id\": \"" + id48 + "b\", " + row);
+  EXPECT_NE(error.find("t.jsonl:1: id: is 49 bytes long, more than the 48 an id may have"),
+            std::string::npos)
+      << error;
+}
+
 }  // namespace
 }  // namespace fleetsim
