@@ -18,6 +18,7 @@
 #include <tbb/parallel_for.h>
 
 #include "comm/collectives.h"
+#include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "fleet/fleet_metrics.h"
@@ -164,6 +165,7 @@ class FleetRun {
       const SimTime start = std::max(window_end, next / step_ * step_);
       window_end = std::min((start / epoch_ + 1) * epoch_, start + max_window_);
       const SimTime stop = std::min(window_end, options_.horizon);
+      RequireTimeseriesRoom(stop);
       timeseries_.SampleUpTo(start, [this](const Timeseries::Sampler& s) { Sample(s); });
       if (UsesLoad(fleet_.cluster.gateways.router.policy) && start / epoch_ != snapshot_epoch_) {
         snapshot_epoch_ = start / epoch_;
@@ -378,6 +380,23 @@ class FleetRun {
       AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
       ++events_;
     }
+  }
+
+  // /timeseries keeps its intervals in memory until the end: a run reaching past
+  // kMaxTimeseriesIntervals of them is refused before it samples there. Every rank knows
+  // `stop` (it follows from the agreement), so every rank stops here together.
+  void RequireTimeseriesRoom(SimTime stop) {
+    const SimTime interval = timeseries_.interval();
+    if (stop / interval < kMaxTimeseriesIntervals) return;
+    const ClusterConfig& cluster = fleet_.cluster;
+    error_ = std::make_exception_ptr(InputError(
+        cluster.file, 0, "timeseries.interval_s",
+        "the run reaches " + ShortestNumber(ToSeconds(stop)) + " s of simulated time, " +
+            WithCommas(stop / interval) + " intervals of " + ShortestNumber(ToSeconds(interval)) +
+            " s, more than the " + WithCommas(kMaxTimeseriesIntervals) +
+            " /timeseries holds: raise interval_s or end the run sooner (--horizon); a long "
+            "gap between the workload's arrivals also does this"));
+    FailTogether(true);
   }
 
   // Every rank's values; [0] becomes the minimum, the rest sums. An error anywhere stops

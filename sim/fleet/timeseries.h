@@ -24,6 +24,11 @@
 
 namespace fleetsim {
 
+// The most intervals a run's /timeseries holds (it keeps them in memory until the end):
+// 11.6 days at the default 1 s interval. A run that would reach further is refused (the
+// fleet loop checks each window's end), naming timeseries.interval_s.
+inline constexpr int64_t kMaxTimeseriesIntervals = 1'000'000;
+
 // Tokens of one instance's steps that ended in one interval.
 struct TokenTally {
   int64_t bucket = 0;

@@ -349,5 +349,57 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
   EXPECT_NE(missing_dir.err.find("--output"), std::string::npos) << missing_dir.err;
 }
 
+// Issue 22: inputs that aborted, hung or exhausted memory now give one located line and
+// exit 2 before the run grows; an unfinished request at the horizon is no overflow.
+TEST_F(RunCli, ArrivalGapsAndTinyIntervalsThatWouldFloodTheTimeseriesAreRefused) {
+  const std::string cluster = ProjectFile("cluster_configs/single_node_single_instance.yaml");
+  const std::string row = "\"input_tokens\": 50, \"output_tokens\": 4}\n";
+  Write("gap.jsonl", "{\"arrival_s\": 0.5, " + row + "{\"arrival_s\": 1e7, " + row);
+  auto r = RunFleetsim("run --quiet --cluster " + cluster + " --workload " + Path("gap.jsonl") +
+                       " --output " + Path("gap.h5"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("timeseries.interval_s: the run reaches"), std::string::npos) << r.err;
+  ExpectNothingWritten("gap.h5");
+
+  std::ifstream in(cluster);
+  std::stringstream text;
+  text << in.rdbuf();
+  // The bundle's relative path, made absolute for the copy in the scratch folder.
+  std::string config = text.str();
+  const std::string relative = "bundle: ../";
+  config.replace(config.find(relative), relative.size(),
+                 "bundle: " + ProjectFile("cluster_configs") + "/../");
+  Write("tiny.yaml", config + "\ntimeseries: {interval_s: 1e-6}\n");
+  Write("short.jsonl", "{\"arrival_s\": 0.5, " + row + "{\"arrival_s\": 2.5, " + row);
+  r = RunFleetsim("run --quiet --cluster " + Path("tiny.yaml") + " --workload " +
+                  Path("short.jsonl") + " --output " + Path("tiny.h5"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("timeseries.interval_s:"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCli, ATimeOverflowingTheClockIsALocatedError) {
+  const std::string cluster = ProjectFile("cluster_configs/single_node_single_instance.yaml");
+  const std::string bench =
+      "\"input_toks\": 50, \"output_toks\": 4, \"first_token_ts\": 1, \"last_token_ts\": 2}\n";
+  Write("bench.jsonl", "{\"request_id\": \"a\", \"queued_ts\": 1.0, " + bench +
+                           "{\"request_id\": \"b\", \"queued_ts\": 1e18, " + bench);
+  auto r = RunFleetsim("run --quiet --cluster " + cluster + " --workload " + Path("bench.jsonl") +
+                       " --output " + Path("b.h5"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("bench.jsonl:2: queued_ts:"), std::string::npos) << r.err;
+  r = RunFleetsim("run --quiet --cluster " + cluster + " --workload " + Path("bench.jsonl") +
+                  " --horizon 1e300 --output " + Path("b.h5"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--horizon: must be at most 1e9 s"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCli, UnfinishedRequestsAtTheHorizonOfAHybrid) {
+  const auto r = RunFleetsim(
+      "run --quiet --cluster " + ProjectFile("cluster_configs/single_node_hybrid_instance.yaml") +
+      " --workload " + ProjectFile("runs/examples/shared_prefix_sessions.jsonl") +
+      " --horizon 30 --output " + Path("h.h5"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace fleetsim
