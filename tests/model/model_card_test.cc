@@ -195,5 +195,22 @@ TEST(ModelCard, BadConfigsNameTheFieldAndLine) {
   EXPECT_EQ(text_config.field(), "text_config.vocab_size");
 }
 
+// Issue 22: config.json was read leniently -- YAML's 0x10 as 16, +1, 01, NaN, and the
+// first of two equal keys winning silently.
+TEST(ModelCard, ConfigJsonIsStrict) {
+  for (const char* bad : {"0x10", "+1", "010", "NaN"}) {
+    SCOPED_TRACE(bad);
+    const InputError e =
+        LoadError(std::string("{\n \"num_hidden_layers\": 4,\n \"hidden_size\": ") + bad + "\n}\n");
+    EXPECT_EQ(e.field(), "hidden_size") << e.what();
+    EXPECT_EQ(e.line(), 3) << e.what();
+  }
+  const InputError twice =
+      LoadError("{\n \"num_hidden_layers\": 4,\n \"num_hidden_layers\": 8\n}\n");
+  EXPECT_EQ(twice.field(), "num_hidden_layers") << twice.what();
+  EXPECT_EQ(twice.line(), 3) << twice.what();
+  EXPECT_TRUE(Mentions(twice, "duplicate key")) << twice.what();
+}
+
 }  // namespace
 }  // namespace fleetsim
