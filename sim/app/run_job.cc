@@ -109,6 +109,10 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "load_snapshots", stats.snapshots);
   file.WriteAttribute(p, "out_of_grid_lookups", stats.out_of_grid);
   file.WriteAttribute(p, "wall_time_s", result.wall_s);
+  // A signal that came while the tables were written still stops the run: no file.
+  const int interrupted = job.fleet.interrupted ? job.fleet.interrupted() : 0;
+  if (const int64_t signal = comm::AllReduceMax(interrupted, comm); signal != 0)
+    throw FleetInterrupted{static_cast<int>(signal)};
   file.Commit();
   return result;
 }
