@@ -5,6 +5,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "app/interrupt.h"
 #include "app/run_job.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
@@ -41,6 +42,9 @@ void Run(const RunOptions& options) {
     return;
   }
   comm::MpiRuntime mpi(nullptr, nullptr);
+  // SIGINT and SIGTERM stop the run at its next window boundary (mpirun passes them on to
+  // every rank), before MPI_Finalize and with the unfinished file removed.
+  const InterruptHandlers interrupt_handlers;
   // Inputs are read identically on every rank, so every rank meets the same error; only
   // rank 0 prints it.
   try {
@@ -60,6 +64,7 @@ void Run(const RunOptions& options) {
     job.fleet.trace_steps = options.trace_steps;
     job.fleet.request_rows = !options.no_request_rows;
     job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
+    job.fleet.interrupted = PendingInterrupt;
     job.command_line = options.command_line;
     const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
     const FleetRunStats& stats = result.stats;
@@ -82,6 +87,12 @@ void Run(const RunOptions& options) {
       std::fflush(stderr);
     }
     throw QuietExit{kExitInputError};
+  } catch (const FleetInterrupted& e) {
+    if (mpi.rank() == 0) {
+      std::fprintf(stderr, "fleetsim: interrupted (%s); no output written\n", SignalName(e.signal));
+      std::fflush(stderr);
+    }
+    throw QuietExit{128 + e.signal};
   }
 }
 

@@ -83,9 +83,11 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const std::string p = "/provenance";
   file.WriteAttribute(p, "fleetsim_version", std::string(FLEETSIM_VERSION));
-  file.WriteAttribute(p, "command_line", job.command_line);
+  // Texts that grow with the user's input are datasets: an attribute over 64 KiB does not
+  // fit its object's header.
+  file.WriteText(p, "command_line", job.command_line);
   file.WriteAttribute(p, "cluster_config_path", job.cluster);
-  file.WriteAttribute(p, "cluster_config", ReadTextFile(job.cluster));
+  file.WriteText(p, "cluster_config", ReadTextFile(job.cluster));
   file.WriteAttribute(p, "workload_path", workload);
   file.WriteAttribute(p, "workload_format",
                       comm::BroadcastString(source ? source->format() : std::string(), comm));
@@ -96,7 +98,7 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   std::string bundles;
   for (const InstanceGroupConfig& g : cluster.groups)
     bundles += g.name + "=" + g.bundle + "\n";
-  file.WriteAttribute(p, "bundles", bundles);
+  file.WriteText(p, "bundles", bundles);
   file.WriteAttribute(p, "ranks", int64_t{comm::SizeOf(comm)});
   file.WriteAttribute(p, "threads", int64_t{job.fleet.threads});
   file.WriteAttribute(p, "placement", stats.placement);
@@ -107,6 +109,10 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "load_snapshots", stats.snapshots);
   file.WriteAttribute(p, "out_of_grid_lookups", stats.out_of_grid);
   file.WriteAttribute(p, "wall_time_s", result.wall_s);
+  // A signal that came while the tables were written still stops the run: no file.
+  const int interrupted = job.fleet.interrupted ? job.fleet.interrupted() : 0;
+  if (const int64_t signal = comm::AllReduceMax(interrupted, comm); signal != 0)
+    throw FleetInterrupted{static_cast<int>(signal)};
   file.Commit();
   return result;
 }

@@ -153,9 +153,9 @@ class FleetRun {
     while (true) {
       // First meeting: the next event anywhere (empty stretches are skipped) and the
       // counters for the progress line.
-      const std::array<int64_t, 5> mine = {NextLocalEvent(), settled_, events_, input_errors_,
-                                           other_errors_};
-      const std::array<int64_t, 5> agreed = Agree(mine);
+      const std::array<int64_t, 6> mine = {NextLocalEvent(), settled_,      events_,
+                                           input_errors_,    other_errors_, Interrupted()};
+      const std::array<int64_t, 6> agreed = Agree(mine);
       progress_.Update(window_end, agreed[1], workload_.expected(), agreed[2]);
       const SimTime next = agreed[0];
       if (next == kNever || next >= options_.horizon) break;
@@ -400,13 +400,19 @@ class FleetRun {
   }
 
   // Every rank's values; [0] becomes the minimum, the rest sums. An error anywhere stops
-  // every rank here.
-  std::array<int64_t, 5> Agree(const std::array<int64_t, 5>& mine) {
-    std::array<int64_t, 5> agreed = mine;
+  // every rank here, and so does an interrupt ([5]: this rank's signal, or 0).
+  std::array<int64_t, 6> Agree(const std::array<int64_t, 6>& mine) {
+    std::array<int64_t, 6> agreed = mine;
     comm::AllReduceMinSum(agreed, comm_);
     if (agreed[3] + agreed[4] > 0) FailTogether(agreed[3] > 0 && agreed[4] == 0);
+    if (agreed[5] != 0) {
+      progress_.Done();
+      throw FleetInterrupted{static_cast<int>(comm::AllReduceMax(mine[5], comm_))};
+    }
     return agreed;
   }
+
+  int64_t Interrupted() const { return options_.interrupted ? options_.interrupted() : 0; }
 
   // The outgoing buffers to their ranks, one batch per destination, with the errors met
   // since the last meeting (every rank stops here if there are any); what this rank got.

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct FleetRunOptions {
   bool trace_steps = false;  // write /steps
   bool request_rows = true;  // write /requests (off: summaries and time series only)
   bool progress = false;     // rank 0 draws a progress line on stderr
+  // Asked at each window boundary: 0, or the number of a signal that asks the run to stop
+  // (SIGINT, SIGTERM). Any rank's request stops every rank there with FleetInterrupted.
+  std::function<int()> interrupted;
+};
+
+// Thrown on every rank when a rank's `interrupted` asked the run to stop; nothing has
+// been printed. `signal` is the highest signal number any rank was asked with.
+struct FleetInterrupted {
+  int signal = 0;
 };
 
 struct FleetRunStats {

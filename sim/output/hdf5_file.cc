@@ -1,9 +1,14 @@
 #include "output/hdf5_file.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <system_error>
+#include <unistd.h>
 #include <vector>
 
 #include "core/input_error.h"
@@ -27,9 +32,55 @@ std::string OutputPathProblem(const std::string& path) {
   std::error_code error;
   if (fs::is_directory(path, error)) return path + " is a directory";
   const fs::path parent = fs::path(path).parent_path();
-  if (parent.empty() || fs::is_directory(parent, error)) return "";
+  if (parent.empty() || fs::is_directory(parent, error)) {
+    // The temporary file is created, then renamed, in this folder: both need it writable
+    // (a read-only file system says EROFS here even to root).
+    const std::string folder = parent.empty() ? "." : parent.string();
+    if (::access(folder.c_str(), W_OK | X_OK) != 0)
+      return "folder " + folder + ": " + std::strerror(errno);
+    return "";
+  }
   if (fs::exists(parent, error)) return parent.string() + " is not a directory";
   return "directory " + parent.string() + " does not exist";
+}
+
+// Room the file's metadata may still need beyond the bytes written so far: object headers
+// (where attributes live), group and heap blocks. A run file's own are a few KiB.
+constexpr off_t kMetadataRoom = off_t{256} << 10;
+
+// Makes the file system give `path` room for its final metadata flush now (fallocate,
+// keeping the size), so that the flush cannot meet a full disk: HDF5 1.10 cannot close a
+// file whose flush failed ("slist already enabled?"), and crashes when MPI_Finalize then
+// shuts it down. A file system without fallocate is left as it is. Throws
+// std::runtime_error with the system's reason.
+void ReserveRoom(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(std::string("open: ") + std::strerror(errno));
+  struct stat status = {};
+  int failed = ::fstat(fd, &status) != 0 ? errno : 0;
+  if (failed == 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, status.st_size + kMetadataRoom) != 0)
+    failed = errno;
+  ::close(fd);
+  if (failed != 0 && failed != EOPNOTSUPP && failed != ENOSYS)
+    throw std::runtime_error(std::string("fallocate: ") + std::strerror(failed));
+}
+
+// Gives back the room ReserveRoom took past the end of the finished file: only a change of
+// size frees blocks allocated beyond it.
+void ReleaseRoom(const std::string& path) {
+  std::error_code error;
+  const std::uintmax_t size = fs::file_size(path, error);
+  if (error) return;
+  fs::resize_file(path, size + 1, error);
+  if (!error) fs::resize_file(path, size, error);
+}
+
+// Frees what the discarded file holds on disk, so that HDF5's close, which still writes
+// its metadata, finds room on a full disk (a close that fails leaves HDF5 holding the file
+// half-freed, and it crashes when MPI_Finalize shuts it down).
+void EmptyDiscardedFile(const std::string& path) {
+  std::error_code ignored;
+  if (fs::exists(path, ignored)) fs::resize_file(path, 0, ignored);
 }
 
 // Creation properties without modification times: HDF5 stamps each object with the wall
@@ -101,7 +152,7 @@ Hdf5File::Hdf5File(const std::string& final_path, MPI_Comm comm)
   if (!problem.empty())
     throw OptionError("--output", "cannot create " + final_path + ": " + problem);
   try {
-    RunCollectiveStep(comm_.get(), [&] {
+    WriteStep("creating the file", [&] {
       const Hdf5Handle access =
           CheckedId(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, temporary_path_, "H5Pcreate");
       CheckStatus(H5Pset_fapl_mpio(access.get(), comm_.get(), MPI_INFO_NULL), temporary_path_,
@@ -110,12 +161,12 @@ Hdf5File::Hdf5File(const std::string& final_path, MPI_Comm comm)
           CheckedId(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
                     H5Fclose, temporary_path_, "H5Fcreate");
     });
-  } catch (...) {
+  } catch (const InputError& error) {
     // Some ranks may have created the file: leave nothing behind.
     file_.Close();
     std::error_code ignored;
     if (comm_.rank() == 0) fs::remove(temporary_path_, ignored);
-    throw;
+    throw OptionError("--output", "cannot create " + final_path + ": " + error.message());
   }
 }
 
@@ -124,7 +175,9 @@ Hdf5File::~Hdf5File() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  file_.Close();  // a file being discarded: a failing close changes nothing
+  if (comm_.rank() == 0) EmptyDiscardedFile(temporary_path_);
+  MPI_Barrier(comm_.get());  // emptied before any rank's close writes metadata into it
+  file_.Close();             // a file being discarded: a failing close changes nothing
   std::error_code ignored;
   if (comm_.rank() == 0) fs::remove(temporary_path_, ignored);
   // No rank may see the temporary file as still there once its destructor returned.
@@ -141,7 +194,7 @@ void Hdf5File::WriteTable(const std::string& path, const TableSchema& schema, co
 
   Hdf5Handle type, dataset, file_space, memory_space;
   std::vector<unsigned char> packed;
-  RunCollectiveStep(comm_.get(), [&] {
+  WriteStep("creating " + path, [&] {
     CreateGroups(path.substr(0, path.rfind('/')));
     type = internal::PackedRowType(schema, temporary_path_);
     const hsize_t dims[1] = {static_cast<hsize_t>(total_rows)};
@@ -159,7 +212,7 @@ void Hdf5File::WriteTable(const std::string& path, const TableSchema& schema, co
   });
   if (total_rows == 0) return;  // the same on every rank: nobody enters the write
 
-  RunCollectiveStep(comm_.get(), [&] {
+  WriteStep("writing " + path, [&] {
     const Hdf5Handle transfer =
         CheckedId(H5Pcreate(H5P_DATASET_XFER), H5Pclose, temporary_path_, "H5Pcreate");
     CheckStatus(H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE), temporary_path_,
@@ -198,7 +251,7 @@ void Hdf5File::WriteScalarAttribute(const std::string& object_path, const std::s
   if (name.empty())
     throw std::invalid_argument("Hdf5File: an attribute on " + object_path + " has no name");
   const std::string what = "attribute " + object_path + " " + name;
-  RunCollectiveStep(comm_.get(), [&] {
+  WriteStep("writing " + what, [&] {
     const Hdf5Handle type =
         CheckedId(H5Tcopy(predefined_type), H5Tclose, temporary_path_, "H5Tcopy " + what);
     if (string_size > 0) {
@@ -220,25 +273,68 @@ void Hdf5File::WriteScalarAttribute(const std::string& object_path, const std::s
   });
 }
 
+void Hdf5File::WriteText(const std::string& group_path, const std::string& name,
+                         const std::string& text) {
+  RequireOpen("WriteText");
+  CheckObjectPath(group_path, /*root_allowed=*/true);
+  if (name.empty() || name.find('/') != std::string::npos)
+    throw std::invalid_argument("Hdf5File: bad text name '" + name + "' on " + group_path);
+  const std::string path = (group_path == "/" ? "" : group_path) + "/" + name;
+  // HDF5 has no zero-length string type: an empty text is stored as one NUL.
+  static const char kEmpty[1] = {'\0'};
+  const void* data = text.empty() ? kEmpty : text.data();
+  Hdf5Handle type, space, dataset;
+  WriteStep("creating " + path, [&] {
+    CreateGroups(group_path);
+    type = CheckedId(H5Tcopy(H5T_C_S1), H5Tclose, temporary_path_, "H5Tcopy " + path);
+    CheckStatus(H5Tset_size(type.get(), std::max<std::size_t>(text.size(), 1)), temporary_path_,
+                "H5Tset_size " + path);
+    CheckStatus(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), temporary_path_,
+                "H5Tset_strpad " + path);
+    space = CheckedId(H5Screate(H5S_SCALAR), H5Sclose, temporary_path_, "H5Screate");
+    const Hdf5Handle creation = UntimedCreation(H5P_DATASET_CREATE, temporary_path_);
+    CheckStatus(H5Pset_fill_time(creation.get(), H5D_FILL_TIME_NEVER), temporary_path_,
+                "H5Pset_fill_time");
+    dataset = CheckedId(H5Dcreate2(file_.get(), path.c_str(), type.get(), space.get(), H5P_DEFAULT,
+                                   creation.get(), H5P_DEFAULT),
+                        H5Dclose, temporary_path_, "H5Dcreate2 " + path);
+  });
+  WriteStep("writing " + path, [&] {
+    // Every rank writes the same bytes, collectively, as for a table.
+    const Hdf5Handle transfer =
+        CheckedId(H5Pcreate(H5P_DATASET_XFER), H5Pclose, temporary_path_, "H5Pcreate");
+    CheckStatus(H5Pset_dxpl_mpio(transfer.get(), H5FD_MPIO_COLLECTIVE), temporary_path_,
+                "H5Pset_dxpl_mpio");
+    CheckStatus(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, transfer.get(), data),
+                temporary_path_, "H5Dwrite " + path);
+  });
+}
+
 void Hdf5File::Commit() {
   RequireOpen("Commit");
-  RunCollectiveStep(comm_.get(), [&] {
-    // Close even when the flush failed, so every rank ends with the file closed.
-    const bool flushed = H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) >= 0;
-    const bool closed = file_.Close();
-    if (!flushed) internal::ThrowHdf5Failure(temporary_path_, "H5Fflush");
-    if (!closed) internal::ThrowHdf5Failure(temporary_path_, "H5Fclose");
+  // With room for the metadata reserved, the flush below writes only into space the file
+  // owns. Failing here leaves the file open: the destructor empties it, so that its close
+  // can write its metadata, and removes it.
+  WriteStep("reserving room for the metadata", [&] {
+    if (comm_.rank() == 0) ReserveRoom(temporary_path_);
+  });
+  WriteStep("flushing the file", [&] {
+    if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0)
+      internal::ThrowHdf5Failure(temporary_path_, "H5Fflush");
+  });
+  WriteStep("closing the file", [&] {
+    if (!file_.Close()) internal::ThrowHdf5Failure(temporary_path_, "H5Fclose");
   });
   std::string problem;
   if (comm_.rank() == 0) {
+    ReleaseRoom(temporary_path_);
     std::error_code error;
     fs::rename(temporary_path_, final_path_, error);
-    if (error)
-      problem = final_path_ + ": cannot rename " + temporary_path_ + ": " + error.message();
+    if (error) problem = "cannot rename " + temporary_path_ + " to it: " + error.message();
   }
   // The broadcast is the barrier: no rank returns before rank 0 has renamed the file.
   problem = internal::BroadcastText(problem, 0, comm_.get());
-  if (!problem.empty()) throw std::runtime_error(problem);
+  if (!problem.empty()) throw InputError(final_path_, 0, "", problem);
   committed_ = true;
 }
 
@@ -254,6 +350,23 @@ void Hdf5File::CreateGroups(const std::string& path) {
                 H5Gclose, temporary_path_, "H5Gcreate2 " + prefix);
     }
     if (end == std::string::npos) break;
+  }
+}
+
+void Hdf5File::WriteStep(const std::string& what, const std::function<void()>& step) {
+  try {
+    RunCollectiveStep(comm_.get(), step);
+  } catch (const std::runtime_error& error) {
+    // HDF5 does not pass on the system's reason (ENOSPC, EROFS): say what room is left.
+    std::string reason = error.what();
+    const std::string prefix = temporary_path_ + ": ";
+    if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
+    std::error_code failed;
+    const fs::path parent = fs::path(final_path_).parent_path();
+    const fs::space_info space = fs::space(parent.empty() ? fs::path(".") : parent, failed);
+    const std::string room =
+        failed ? "" : "; " + std::to_string(space.available) + " bytes free on its file system";
+    throw InputError(final_path_, 0, "", what + " failed: " + reason + room + "; no file written");
   }
 }
 

@@ -2,6 +2,10 @@
 // rows (compound datasets, see table_schema.h) and attributes. The file appears under its
 // final name only when Commit() succeeds; until then it is "<final_path>.tmp", and a run
 // that fails before Commit() removes it, so nothing incomplete looks like a result.
+// A file system that fails under the run (full, read-only, no permission) is an error of
+// the output: fleetsim::InputError naming the final path and what failed, on every rank;
+// the temporary file is then emptied before HDF5 closes it (so the close can flush on a
+// full disk) and removed.
 //
 // Every member function is collective: each rank of `comm` calls it, in the same order,
 // with the same path, schema and total. An error on one rank is agreed on, so every rank
@@ -12,11 +16,13 @@
 //   file.WriteTable("/requests", schema, rows.data(), range.offset,
 //                   static_cast<int64_t>(rows.size()), range.total);
 //   file.WriteAttribute("/", "fleetsim_version", std::string("0.1.0"));
+//   file.WriteText("/provenance", "cluster_config", text);  // any size
 //   file.Commit();  // now out/run.h5 exists, complete
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <mpi.h>
@@ -30,8 +36,8 @@ namespace fleetsim::output {
 class Hdf5File {
  public:
   // Creates "<final_path>.tmp" with the MPI-IO driver (comm may be MPI_COMM_WORLD or of
-  // size 1). A missing directory throws fleetsim::InputError naming --output; any other
-  // failure throws std::runtime_error.
+  // size 1). A missing or unwritable directory, or a file HDF5 cannot create, throws
+  // fleetsim::InputError naming --output.
   Hdf5File(const std::string& final_path, MPI_Comm comm);
   // Without Commit(): closes and removes the temporary file. Collective, like the rest.
   ~Hdf5File();
@@ -54,6 +60,12 @@ class Hdf5File {
   void WriteAttribute(const std::string& object_path, const std::string& name, int64_t value);
   void WriteAttribute(const std::string& object_path, const std::string& name, double value);
 
+  // A text of any size as dataset `group_path`/`name`: a scalar of a fixed-length string
+  // type exactly text.size() bytes long (at least 1, NUL-padded). An attribute lives in
+  // its object's header, and HDF5 refuses a header message over 64 KiB. Same text on
+  // every rank; a missing group is created.
+  void WriteText(const std::string& group_path, const std::string& name, const std::string& text);
+
   // Flushes and closes the file, then renames it to the final path. When it returns on
   // any rank, the final file exists for every rank.
   void Commit();
@@ -68,6 +80,9 @@ class Hdf5File {
   // Creates each missing group along `path` ("/a/b" -> "/a", "/a/b").
   void CreateGroups(const std::string& path);
   void RequireOpen(const char* operation) const;
+  // RunCollectiveStep, with a failure (HDF5's or MPI-IO's: a full disk, a read-only file
+  // system) rethrown as fleetsim::InputError naming the final path and `what` failed.
+  void WriteStep(const std::string& what, const std::function<void()>& step);
 
   std::string final_path_;
   std::string temporary_path_;

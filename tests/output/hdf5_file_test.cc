@@ -213,6 +213,28 @@ TEST(Hdf5File, EmptyTableIsWrittenAndReadable) {
   EXPECT_TRUE(file.ReadRows<ReadRow>("/summary/empty", ReadRowType().get()).empty());
 }
 
+// A cluster config is any size: over 64 KiB it cannot be an attribute (HDF5 refuses an
+// object header message that large), so texts are datasets.
+TEST(Hdf5File, WritesATextOfAnySizeAsAScalarStringDataset) {
+  const std::string path = (ScratchDirectory() / "texts.h5").string();
+  std::string big;
+  for (int i = 0; big.size() < 200 * 1024; ++i)
+    big += "# comment line " + std::to_string(i) + "\n";
+  {
+    Hdf5File file(path, MPI_COMM_WORLD);
+    file.WriteText("/provenance", "cluster_config", big);
+    file.WriteText("/provenance", "empty", "");
+    file.WriteText("/", "top", "at the root");
+    file.WriteAttribute("/provenance", "seed", int64_t{7});
+    file.Commit();
+  }
+  const ReadBack file(path);
+  EXPECT_EQ(file.Text("/provenance/cluster_config"), big);
+  EXPECT_EQ(file.Text("/provenance/empty"), std::string(1, '\0'));
+  EXPECT_EQ(file.Text("/top"), "at the root");
+  EXPECT_EQ(file.Int64Attribute("/provenance", "seed"), 7);
+}
+
 TEST(Hdf5File, RowCountsThatDoNotAddUpThrowOnEveryRank) {
   const std::string path = (ScratchDirectory() / "short.h5").string();
   const std::vector<RequestRow> rows = RowsOf(WorldRank(), WorldSize());
@@ -232,7 +254,9 @@ TEST(Hdf5File, AnHdf5FailureThrowsTheSameErrorOnEveryRank) {
     file.WriteTable("/summary/empty", RequestSchema(), nullptr, 0, 0, 0);
     ADD_FAILURE() << "wrote a dataset twice";
   } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("twice.h5.tmp: H5Dcreate2 /summary/empty failed"),
+    EXPECT_NE(std::string(error.what())
+                  .find("twice.h5: creating /summary/empty failed: H5Dcreate2 /summary/empty "
+                        "failed"),
               std::string::npos)
         << error.what();
   }

@@ -81,6 +81,19 @@ std::string ReadBack::StringAttribute(const std::string& object, const std::stri
   return value;
 }
 
+std::string ReadBack::Text(const std::string& dataset) const {
+  const Hdf5Handle data = OpenDataset(dataset);
+  const Hdf5Handle type = CheckedId(H5Dget_type(data.get()), H5Tclose, path_, "H5Dget_type");
+  const Hdf5Handle space = CheckedId(H5Dget_space(data.get()), H5Sclose, path_, "H5Dget_space");
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0 ||
+      H5Sget_simple_extent_type(space.get()) != H5S_SCALAR)
+    throw std::runtime_error(path_ + ": " + dataset + " is not a scalar fixed-length string");
+  std::string value(H5Tget_size(type.get()), '\0');
+  CheckStatus(H5Dread(data.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data()), path_,
+              "H5Dread " + dataset);
+  return value;
+}
+
 int64_t ReadBack::Int64Attribute(const std::string& object, const std::string& name) const {
   int64_t value = 0;
   ReadAttribute(object, name, H5T_NATIVE_INT64, &value);

@@ -42,6 +42,8 @@ class ReadBack {
   // The rows' bytes exactly as stored (read with the file's own type).
   std::vector<unsigned char> RawBytes(const std::string& dataset) const;
 
+  // A scalar string dataset (Hdf5File::WriteText) with all of its stored bytes.
+  std::string Text(const std::string& dataset) const;
   // A string attribute with all of its stored bytes (size included).
   std::string StringAttribute(const std::string& object, const std::string& name) const;
   int64_t Int64Attribute(const std::string& object, const std::string& name) const;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SIGTERM and SIGINT during a long `fleetsim run`, alone and under mpirun at 2 ranks (which
+# passes them on to every rank as SIGTERM): one "fleetsim: interrupted" line, exit 143 /
+# 130 (128 + the signal) from fleetsim itself -- mpirun reports its own non-zero code --,
+# and neither the .tmp nor a final file left.
+#   interrupt.sh <fleetsim> <mpiexec> <project root>
+set -uo pipefail
+fleetsim=$1 mpiexec=$2 root=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+check() {  # ranks, signal, expected exit code ('' for any non-zero)
+  local ranks=$1 signal=$2 expected=$3 launch=() pid rc lines
+  [[ $ranks != 1 ]] && launch=("$mpiexec" -np "$ranks" --oversubscribe)
+  rm -f "$work"/out.h5*
+  "${launch[@]}" "$fleetsim" run --quiet --output "$work/out.h5" --no-request-rows \
+    --num-reqs 200000 --cluster "$root/bench/fleet_1024.yaml" \
+    --workload "$root/bench/traffic_1m.yaml" > "$work/stdout" 2> "$work/stderr" &
+  pid=$!
+  # Signal once the run is simulating: its output file is open.
+  for _ in $(seq 1 600); do
+    [[ -e $work/out.h5.tmp ]] && break
+    sleep 0.1
+  done
+  [[ -e $work/out.h5.tmp ]] || { echo "np $ranks: the run never opened its file"; kill -KILL $pid; exit 1; }
+  sleep 1
+  kill -"$signal" $pid
+  wait $pid
+  rc=$?
+  lines=$(grep -c "^fleetsim: " "$work/stderr")
+  if [[ $lines != 1 ]] || ! grep -q "^fleetsim: interrupted (SIG" "$work/stderr"; then
+    echo "np $ranks SIG$signal: $lines fleetsim line(s), expected one 'fleetsim: interrupted':"
+    cat "$work/stderr"
+    exit 1
+  fi
+  if [[ -n $expected && $rc != "$expected" ]] || [[ $rc == 0 ]]; then
+    echo "np $ranks SIG$signal: exit $rc, expected ${expected:-non-zero}"
+    exit 1
+  fi
+  if ls "$work"/out.h5* > /dev/null 2>&1; then
+    echo "np $ranks SIG$signal: left $(ls "$work")"
+    exit 1
+  fi
+  echo "np $ranks SIG$signal: exit $rc, $(grep "^fleetsim: " "$work/stderr")"
+}
+
+check 1 TERM 143
+check 1 INT 130
+check 2 TERM ''
+check 2 INT ''
