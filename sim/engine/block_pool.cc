@@ -1,12 +1,13 @@
 #include "engine/block_pool.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "core/check.h"
 
 namespace fleetsim {
 
 BlockPool::BlockPool(int64_t num_blocks) : num_blocks_(num_blocks), num_free_(num_blocks - 1) {
-  assert(num_blocks >= 1);
+  FLEETSIM_CHECK(num_blocks >= 1, "a pool holds at least the null block");
 }
 
 double BlockPool::Usage() const {
@@ -15,23 +16,23 @@ double BlockPool::Usage() const {
 }
 
 BlockPool::BlockState& BlockPool::At(BlockId block) {
-  assert(Used(block));
+  FLEETSIM_CHECK(Used(block), "only a block handed out before has a state");
   return state_[static_cast<std::size_t>(block - 1)];
 }
 
 const BlockPool::BlockState& BlockPool::At(BlockId block) const {
-  assert(Used(block));
+  FLEETSIM_CHECK(Used(block), "only a block handed out before has a state");
   return state_[static_cast<std::size_t>(block - 1)];
 }
 
 bool BlockPool::IsFree(BlockId block) const {
-  assert(block >= 0 && block < num_blocks_);
+  FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
   if (block == kNullBlock) return false;
   return block >= next_fresh_ || At(block).ref_count == 0;
 }
 
 bool BlockPool::IsCached(BlockId block) const {
-  assert(block >= 0 && block < num_blocks_);
+  FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
   return Used(block) && At(block).group >= 0;
 }
 
@@ -118,7 +119,7 @@ void BlockPool::Touch(BlockId block) {
 void BlockPool::Free(BlockId block) {
   if (block == kNullBlock) return;
   BlockState& state = At(block);
-  assert(state.ref_count > 0);
+  FLEETSIM_CHECK(state.ref_count > 0, "a block is freed at most once per reference");
   if (--state.ref_count == 0) PushTail(block);
 }
 

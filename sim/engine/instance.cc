@@ -1,7 +1,8 @@
 #include "engine/instance.h"
 
 #include <algorithm>
-#include <cassert>
+
+#include "core/check.h"
 
 namespace fleetsim {
 
@@ -13,7 +14,8 @@ Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, i
       config_(config) {}
 
 void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
-  assert(pending_.empty() || pending_.back().first <= arrival);
+  FLEETSIM_CHECK(pending_.empty() || pending_.back().first <= arrival,
+                 "requests arrive at an instance in time order");
   pending_.emplace_back(arrival, std::move(request));
   stalled_ = false;
 }

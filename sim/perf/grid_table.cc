@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
 #include <cmath>
 #include <optional>
+
+#include "core/check.h"
 
 namespace fleetsim {
 
@@ -141,7 +142,7 @@ GridTable::Position GridTable::PositionOn(std::size_t i, double x) const {
 
 // The corner sum of Lookup for one axis, term by term, so that the two agree to the bit.
 double GridTable::LookupAt(const Position& position) const {
-  assert(axes_.size() == 1);
+  FLEETSIM_CHECK(axes_.size() == 1, "a position on one axis reads a one-axis table");
   if (position.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   double value = 0;
   const double below = 1 - position.weight;
@@ -152,7 +153,8 @@ double GridTable::LookupAt(const Position& position) const {
 
 template <bool kNeedSet>
 GridTable::Reading GridTable::Read(std::span<const double> point) const {
-  assert(point.size() == axes_.size() && axes_.size() <= kMaxRank);
+  FLEETSIM_CHECK(point.size() == axes_.size() && axes_.size() <= kMaxRank,
+                 "a point has one coordinate per axis of the table");
   // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
   std::array<std::size_t, kMaxRank> lower{};
   std::array<double, kMaxRank> weight{};

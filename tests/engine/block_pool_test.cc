@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <list>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include <gtest/gtest.h>
@@ -261,6 +263,27 @@ TEST(BlockPool, MatchesTheEagerFreeQueueOnRandomOperations) {
   for (int64_t num_blocks : {1, 2, 3, 9, 64, 513})
     for (uint64_t seed : {1u, 2u, 3u, 20260101u})
       RunDifferential(num_blocks, seed, 4000);
+}
+
+// The pool's invariants are checked in every build (core/check.h), not only with asserts on.
+TEST(BlockPool, BrokenInvariantsThrowNamingTheCheck) {
+  EXPECT_THROW(BlockPool(0), std::logic_error);
+  BlockPool pool(4);
+  std::vector<BlockId> got;
+  ASSERT_TRUE(pool.Allocate(1, got));
+  pool.Free(got.front());
+  try {
+    pool.Free(got.front());  // a second free of the same reference
+    FAIL() << "a double free was accepted";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("block_pool.cc:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("invariant failed: state.ref_count > 0"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(pool.Touch(3), std::logic_error);  // never handed out: no state
+  EXPECT_THROW((void)pool.IsFree(4), std::logic_error);
+  EXPECT_THROW((void)pool.IsCached(-1), std::logic_error);
 }
 
 }  // namespace

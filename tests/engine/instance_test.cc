@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,24 @@ TEST(Instance, EveryArrivalEndsOnceAndPreemptionsHappenOnATightPool) {
     }
   }
   EXPECT_GT(Preemptions(outcome), 0);
+}
+
+// Arrivals out of time order are a bug of the caller (the fleet delivers in order): they throw.
+TEST(Instance, AnArrivalBeforeThePreviousOneThrows) {
+  testing::SyntheticBundle bundle;
+  testing::WriteDenseBundle(bundle);
+  const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), false, 80);
+  std::unique_ptr<Instance> instance = setup.MakeInstance();
+  auto request = [](int64_t id) {
+    auto r = std::make_unique<Request>();
+    r->id = id;
+    r->name = "r" + std::to_string(id);
+    r->prompt_tokens = 4;
+    r->max_output_tokens = 1;
+    return r;
+  };
+  instance->Arrive(request(0), 2'000);
+  EXPECT_THROW(instance->Arrive(request(1), 1'000), std::logic_error);
 }
 
 }  // namespace

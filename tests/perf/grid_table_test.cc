@@ -1,5 +1,7 @@
 #include "perf/grid_table.h"
 
+#include <stdexcept>
+
 #include <gtest/gtest.h>
 
 namespace fleetsim {
@@ -92,6 +94,15 @@ TEST(GridTable, OneSidedHolesTakeTheNearestValue) {
   t.Set({0}, 5);
   EXPECT_EQ(t.FillHoles(), 2);
   EXPECT_DOUBLE_EQ(t.At({2}), 5);
+}
+
+// A point with the wrong number of coordinates is a caller's bug: refused in every build.
+TEST(GridTable, APointOfTheWrongRankThrows) {
+  GridTable two({{16, 32}, {0, 1024}});
+  EXPECT_THROW((void)two.Lookup({16}), std::logic_error);
+  EXPECT_THROW((void)two.LookupAt(two.Locate(16)), std::logic_error);
+  GridTable one({{1, 2}});
+  EXPECT_THROW((void)one.Lookup({1, 2}), std::logic_error);
 }
 
 }  // namespace
