@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh                      # every harness, 60 s each
 #   scripts/fuzz.sh 600 bundle csv_reader
 #   scripts/fuzz.sh --replay             # the saved findings (fuzz/findings/<harness>/): which still fail
-#   scripts/fuzz.sh --strict 60          # without fuzz/known_findings.supp (known UB fails too)
+#   scripts/fuzz.sh --strict 60          # known findings (fuzz/known_findings.*) fail too
 #   scripts/fuzz.sh --list
 #
 # Prints one line per harness (executions, new corpus entries, crashes); exits 1 when any
@@ -49,7 +49,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
       if command -v "clang++-$v" >/dev/null; then export CC="clang-$v" CXX="clang++-$v"; break; fi
     done
   fi
-  [[ -n "${CXX:-}" ]] || { echo "fuzz.sh: needs clang 16 or later (scripts/install-deps.sh --fuzz)" >&2; exit 2; }
+  [[ -n "${CXX:-}" ]] || { echo "fuzz.sh: needs clang 16 or later (scripts/install-deps.sh installs clang-16)" >&2; exit 2; }
   mkdir -p "$build"
   launcher=()
   if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
@@ -177,6 +177,17 @@ run_one() {
   local execs new reproducer=""
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
   new=$(awk '/stat::new_units_added/ {print $2}' "$log" | tail -1)
+  if [[ $rc -ne 0 && $strict -eq 0 ]]; then
+    local known
+    known=$(awk -v h="$h" '$1 == h { sub(/^[^ ]+ /, ""); print }' fuzz/known_findings.txt)
+    while IFS= read -r pattern; do
+      if [[ -n "$pattern" ]] && grep -qF -- "$pattern" "$log"; then
+        printf '%-17s %4ss  %9s execs  %5s new  0 crashes (stopped at a known finding: %s)\n' "$h" \
+          $((SECONDS - start)) "${execs:-?}" "${new:-?}" "$pattern"
+        return 0
+      fi
+    done <<<"$known"
+  fi
   if [[ $rc -ne 0 ]]; then
     reproducer=$(grep -o -E "Test unit written to [^ ]+" "$log" | tail -1 | sed 's/Test unit written to //')
     printf '%-17s %4ss  %9s execs  %5s new  CRASH rc=%s  reproducer: %s  log: %s\n' "$h" \
