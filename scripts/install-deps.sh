@@ -12,6 +12,7 @@ packages=(
   libcli11-dev                        # command line
   libgtest-dev                        # tests
   clang-format git                    # tests/style: the formatting check
+  clang-16 libclang-rt-16-dev llvm    # scripts/fuzz.sh: libFuzzer + ASan/UBSan, llvm-symbolizer
   slurm-wlm munge                     # tests/slurm: a one-node Slurm (slurmctld, slurmd, srun)
 )
 
