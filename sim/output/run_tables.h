@@ -12,13 +12,14 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/request_name.h"
 #include "output/table_schema.h"
 
 namespace fleetsim::output {
 
 struct RequestRow {
   int64_t id;
-  char name[48];
+  char name[kMaxRequestIdBytes];
   int32_t instance;  // -1: never reached one (arrived at its gateway after the horizon)
   int32_t preemptions;
   int32_t gateway;

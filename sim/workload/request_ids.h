@@ -17,10 +17,9 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace fleetsim {
+#include "core/request_name.h"
 
-// As output::RequestRow's name column holds it (sim/output/run_tables.h).
-inline constexpr std::size_t kMaxRequestIdBytes = 48;
+namespace fleetsim {
 
 class RequestIds {
  public:

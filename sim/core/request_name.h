@@ -1,0 +1,11 @@
+// How long a request's name (its trace id) may be: the width of /requests' name column.
+// Trace readers refuse longer ids, so that two ids never merge in the output.
+#pragma once
+
+#include <cstddef>
+
+namespace fleetsim {
+
+inline constexpr std::size_t kMaxRequestIdBytes = 48;
+
+}  // namespace fleetsim
