@@ -192,24 +192,6 @@ TEST(WorkloadSource, VllmBenchQueuedTsPastTheLargestSimulatedTimeIsRefused) {
   EXPECT_NE(error.find("largest simulated time"), std::string::npos) << error;
 }
 
-TEST(WorkloadSource, DuplicateIdsAreRefusedAtTheSecond) {
-  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
-  const std::string error = ErrorOf(
-      "t.jsonl", "{\"id\": \"x\", " + row + "{\"id\": \"y\", " + row + "{\"id\": \"x\", " + row);
-  EXPECT_NE(error.find("t.jsonl:3: id: duplicate request id 'x' (first used on line 1)"),
-            std::string::npos)
-      << error;
-  // The default id is the line number: an explicit id may collide with it.
-  EXPECT_NE(ErrorOf("t.jsonl", "{\"id\": \"2\", " + row + "{" + row).find("t.jsonl:2: id:"),
-            std::string::npos);
-  const std::string bench =
-      "\"input_toks\": 5, \"output_toks\": 2, \"first_token_ts\": 1, \"last_token_ts\": 2}\n";
-  EXPECT_NE(ErrorOf("r.jsonl", "{\"request_id\": \"a\", \"queued_ts\": 1.0, " + bench +
-                                   "{\"request_id\": \"a\", \"queued_ts\": 2.0, " + bench)
-                .find("r.jsonl:2: request_id: duplicate request id 'a'"),
-            std::string::npos);
-}
-
 TEST(WorkloadSource, IdsLongerThanTheNameColumnAreRefused) {
   const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
   const std::string id48(48, 'a');
