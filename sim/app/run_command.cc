@@ -7,6 +7,7 @@
 
 #include "app/interrupt.h"
 #include "app/run_job.h"
+#include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
 #include "fleet/fleet_metrics.h"
@@ -34,6 +35,40 @@ struct RunOptions {
   std::string command_line;
 };
 
+RunJob JobOf(const RunOptions& options) {
+  if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
+  RunJob job;
+  job.cluster = options.cluster;
+  job.workload = options.workload;
+  job.format = options.format;
+  job.output = options.output;
+  job.window.rate_scale = options.rate_scale;
+  if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
+  job.window.num_requests = options.num_requests;
+  job.window.skip_bad_lines = options.skip_bad_lines;
+  job.fleet.seed = options.seed;
+  job.fleet.threads = options.threads;
+  if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
+  job.fleet.trace_steps = options.trace_steps;
+  job.fleet.request_rows = !options.no_request_rows;
+  job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
+  job.fleet.interrupted = PendingInterrupt;
+  job.command_line = options.command_line;
+  return job;
+}
+
+void PrintResult(const RunOptions& options, const RunJobResult& result, int ranks) {
+  const FleetRunStats& stats = result.stats;
+  PrintSummary(stats.summary);
+  std::printf(
+      "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
+      "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
+      static_cast<long long>(stats.requests), result.instances, static_cast<long long>(stats.steps),
+      static_cast<long long>(stats.events), static_cast<double>(stats.events) / result.wall_s,
+      static_cast<long long>(stats.windows), static_cast<long long>(stats.out_of_grid), ranks,
+      options.threads, result.wall_s, options.output.c_str());
+}
+
 void Run(const RunOptions& options) {
   if (options.list_traces) {
     std::printf("traces in %s:\n", TracesDir().c_str());
@@ -45,48 +80,14 @@ void Run(const RunOptions& options) {
   // SIGINT and SIGTERM stop the run at its next window boundary (mpirun passes them on to
   // every rank), before MPI_Finalize and with the unfinished file removed.
   const InterruptHandlers interrupt_handlers;
-  // Inputs are read identically on every rank, so every rank meets the same error; only
-  // rank 0 prints it.
   try {
-    if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
-    RunJob job;
-    job.cluster = options.cluster;
-    job.workload = options.workload;
-    job.format = options.format;
-    job.output = options.output;
-    job.window.rate_scale = options.rate_scale;
-    if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
-    job.window.num_requests = options.num_requests;
-    job.window.skip_bad_lines = options.skip_bad_lines;
-    job.fleet.seed = options.seed;
-    job.fleet.threads = options.threads;
-    if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
-    job.fleet.trace_steps = options.trace_steps;
-    job.fleet.request_rows = !options.no_request_rows;
-    job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
-    job.fleet.interrupted = PendingInterrupt;
-    job.command_line = options.command_line;
-    const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
-    const FleetRunStats& stats = result.stats;
-    if (!options.quiet && mpi.rank() == 0) {
-      PrintSummary(stats.summary);
-      std::printf(
-          "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
-          "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
-          static_cast<long long>(stats.requests), result.instances,
-          static_cast<long long>(stats.steps), static_cast<long long>(stats.events),
-          static_cast<double>(stats.events) / result.wall_s, static_cast<long long>(stats.windows),
-          static_cast<long long>(stats.out_of_grid), mpi.size(), options.threads, result.wall_s,
-          options.output.c_str());
-    }
-  } catch (const InputError& e) {
-    // Every rank read the same inputs and met the same error: rank 0 says it, before
-    // MPI_Finalize, so that mpirun does not stop it first.
-    if (mpi.rank() == 0) {
-      std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
-      std::fflush(stderr);
-    }
-    throw QuietExit{kExitInputError};
+    comm::ReportFailures([&] {
+      // The options are checked alike on every rank; the agreement lets one say so.
+      RunJob job;
+      comm::OnEveryRank(MPI_COMM_WORLD, [&] { job = JobOf(options); });
+      const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
+      if (!options.quiet && mpi.rank() == 0) PrintResult(options, result, mpi.size());
+    });
   } catch (const FleetInterrupted& e) {
     if (mpi.rank() == 0) {
       std::fprintf(stderr, "fleetsim: interrupted (%s); no output written\n", SignalName(e.signal));

@@ -35,8 +35,8 @@ struct RunJobResult {
   double wall_s = 0;
 };
 
-// Errors in the inputs throw InputError on every rank (rank 0's is the one to print; the
-// others may throw QuietExit instead).
+// A failure anywhere (bad input, an unwritable output) throws on every rank: the rank the
+// error agreement picks (comm/error_agreement.h) rethrows it, the others throw QuietExit.
 RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm);
 
 }  // namespace fleetsim

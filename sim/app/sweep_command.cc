@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "app/run_job.h"
+#include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/format.h"
 #include "core/input_error.h"
@@ -73,32 +75,21 @@ void Collect(const SweepSpec& spec, const SweepPoints& sweep, const fs::path& di
   Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
 }
 
-// Runs one phase of the command. An error is printed here, by the rank `reports` says --
-// before MPI_Finalize, so that mpirun cannot stop that rank before it speaks -- and every
-// rank exits with the error's code.
+// Runs one phase of the command on every rank: a failure is agreed on and printed by one
+// rank (comm/error_agreement.h), and every rank exits with its code.
 template <typename Fn>
-void Phase(bool reports, Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    if (reports) std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
-    std::fflush(stderr);
-    throw QuietExit{kExitInputError};
-  } catch (const std::exception& e) {
-    if (reports) std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());
-    std::fflush(stderr);
-    throw QuietExit{1};
-  }
+void Phase(Fn&& fn) {
+  comm::ReportFailures([&] { comm::OnEveryRank(MPI_COMM_WORLD, std::forward<Fn>(fn)); });
 }
 
 void Sweep(const SweepOptions& options) {
   comm::MpiRuntime mpi(nullptr, nullptr);
   const bool root = mpi.rank() == 0;
-  // The spec is read identically on every rank, so every rank meets the same error; rank
-  // 0 says it.
+  // The spec is read identically on every rank, so every rank meets the same error; the
+  // agreement lets rank 0 say it.
   std::optional<SweepSpec> loaded;
   SweepPoints sweep;
-  Phase(root, [&] {
+  Phase([&] {
     if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
     if (options.point && options.collect)
       throw OptionError("--point", "not with --collect (run the points, then collect them)");
@@ -129,10 +120,10 @@ void Sweep(const SweepOptions& options) {
     return;
   }
   if (options.point) {
-    // One point over every rank of this job (a Slurm array task is usually one rank); as
-    // in `fleetsim run`, every rank meets an input error and rank 0 says it.
+    // One point over every rank of this job (a Slurm array task is usually one rank), as
+    // `fleetsim run` runs it.
     const SweepPoint& point = sweep.points[static_cast<std::size_t>(*options.point)];
-    Phase(root, [&] {
+    Phase([&] {
       RunPoint(spec, point, dir, JobRunner(spec, options), MPI_COMM_WORLD, root ? log : silent);
     });
     if (root && !options.quiet) {
@@ -153,7 +144,7 @@ void Sweep(const SweepOptions& options) {
     }
     // Only the rank that ran the lowest failing point holds its error; the others get
     // QuietExit from RunSweepPoints.
-    Phase(true, [&] {
+    Phase([&] {
       RunSweepPoints(spec, sweep.points, dir, JobRunner(spec, options), MPI_COMM_WORLD, log);
     });
     if (root && !options.quiet) {
@@ -162,7 +153,8 @@ void Sweep(const SweepOptions& options) {
       Print(std::to_string(sweep.points.size()) + " point(s) in " + Fixed(wall_s, 2) + " s wall\n");
     }
   }
-  if (root) Phase(true, [&] { Collect(spec, sweep, dir, options); });
+  comm::ReportFailures(
+      [&] { comm::OnRankZero(MPI_COMM_WORLD, [&] { Collect(spec, sweep, dir, options); }); });
 }
 
 }  // namespace

@@ -19,6 +19,14 @@ using router_internal::kWeightScale;
 using router_internal::LoadView;
 using router_internal::Picker;
 
+// Salts gateway ids before they are mixed into the run's seed ("gateway\0" in ASCII),
+// keeping the routers' streams apart from other streams drawn from small numbers.
+constexpr uint64_t kGatewayStreamSalt = 0x6761746577617900;
+
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway) {
+  return Mix64(seed ^ Mix64(kGatewayStreamSalt + static_cast<uint64_t>(gateway)));
+}
+
 std::optional<uint64_t> PrefixKey(std::span<const uint64_t> block_hashes, int prefix_blocks) {
   const size_t count =
       std::min(block_hashes.size(), static_cast<size_t>(std::max(prefix_blocks, 0)));

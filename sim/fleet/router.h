@@ -37,6 +37,10 @@ struct RouteRequest {
   std::optional<uint64_t> prefix_key;  // PrefixKey of the request's trace hashes, if any
 };
 
+// The seed of gateway `gateway`'s router stream in a run seeded `seed` (--seed): each
+// gateway draws from its own stream, whatever rank it lives on.
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway);
+
 // The key prefix_affinity hashes: the first `prefix_blocks` block hashes, combined;
 // nullopt when there are none.
 std::optional<uint64_t> PrefixKey(std::span<const uint64_t> block_hashes, int prefix_blocks);

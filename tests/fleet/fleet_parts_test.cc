@@ -6,9 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "fleet/fleet_metrics.h"
-#include "fleet/fleet_run.h"
+#include "fleet/fleet_setup.h"
 #include "fleet/routed_request.h"
 #include "fleet/timeseries.h"
+#include "fleet/workload_reader.h"
 
 namespace fleetsim {
 namespace {
