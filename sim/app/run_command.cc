@@ -1,12 +1,15 @@
 #include "app/run_command.h"
 
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <unistd.h>
 
+#include "app/dry_run.h"
 #include "app/interrupt.h"
 #include "app/run_job.h"
+#include "app/run_summary.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
 #include "fleet/fleet_metrics.h"
@@ -30,6 +33,9 @@ struct RunOptions {
   int threads = 1;
   uint64_t seed = 0;
   bool quiet = false;
+  bool json = false;
+  bool dry_run = false;
+  std::string progress = "auto";
   bool list_traces = false;
   std::string command_line;
 };
@@ -63,13 +69,23 @@ void Run(const RunOptions& options) {
     if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
     job.fleet.trace_steps = options.trace_steps;
     job.fleet.request_rows = !options.no_request_rows;
-    job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
+    // auto: on a terminal only; always: also into a log (periodic lines, fleet/progress.h).
+    job.fleet.progress = !options.quiet && (options.progress == "always" ||
+                                            (options.progress == "auto" && isatty(STDERR_FILENO)));
     job.fleet.interrupted = PendingInterrupt;
     job.command_line = options.command_line;
+    if (options.dry_run) {
+      if (mpi.rank() == 0) PrintDryRun(job, stdout);
+      return;
+    }
     const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
     const FleetRunStats& stats = result.stats;
-    if (!options.quiet && mpi.rank() == 0) {
-      PrintSummary(stats.summary);
+    if (options.json && mpi.rank() == 0) {
+      WriteRunJson(std::cout,
+                   {options.output, result.instances, mpi.size(), options.threads, result.wall_s},
+                   stats);
+    } else if (!options.quiet && mpi.rank() == 0) {
+      PrintSummaryTable(stats.summary, stdout);
       std::printf(
           "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
           "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
@@ -113,7 +129,9 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
       "Workload: a trace file (native JSONL, vLLM-bench, Azure, Vidur, Mooncake), a real "
       "trace by name (e.g. conversation_trace; see fleetsim run --list-traces), or a "
       "generator spec (default: runs/examples/default_fleet_traffic.yaml)");
-  run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
+  run->add_option("--format", options->format,
+                  "Workload format: auto (detected), native, vllm-bench, azure, vidur, mooncake, "
+                  "or generator")
       ->capture_default_str();
   run->add_option("--output", options->output, "The HDF5 file to write")->capture_default_str();
   run->add_option("--horizon", options->horizon_s,
@@ -138,6 +156,16 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag("--list-traces", options->list_traces,
                 "Print the names of the real traces --workload accepts, and exit");
   run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");
+  run->add_flag("--json", options->json,
+                "Print the summary as one JSON object on stdout instead of the table");
+  run->add_flag("--dry-run", options->dry_run,
+                "Print the placement, bundles, KV capacity, routing, windows and workload, "
+                "and exit without simulating");
+  run->add_option("--progress", options->progress,
+                  "Progress on stderr: auto (a redrawn line on a terminal, else none), always "
+                  "(also plain lines every 10 s into a log or a Slurm job's output), never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   run->callback([options]() { Run(*options); });
 }
 
