@@ -147,16 +147,17 @@ Chart SweepRankingChart(const std::string& objective_title) {
   chart.caption = "Each point of the sweep by its objective (" + objective_title +
                   "), best first, from sweep.h5.";
   chart.dataset = "sweep";
-  chart.spec = Frame("sweep",
-                     R"("mark":{"type":"bar"},)"
-                     R"("encoding":{"y":{"field":"layout","type":"nominal","title":null,)"
-                     R"("sort":{"field":"rank","order":"ascending"}},)"
-                     R"("x":{"field":"objective","type":"quantitative","title":)" +
-                         Quoted(objective_title) + "}," +
-                         R"("color":{"field":"run","type":"nominal","title":"sweep"},)"
-                         R"("yOffset":{"field":"run","type":"nominal"},)" +
-                         Tooltip({"run", "layout", "rank", "goodput_rps", "objective"}) + "}",
-                     320);
+  chart.spec = Frame(
+      "sweep",
+      R"("mark":{"type":"bar"},)"
+      R"("encoding":{"y":{"field":"layout","type":"nominal","title":null,"axis":{"labelLimit":480},)"
+      R"("sort":{"field":"rank","op":"min","order":"ascending"}},)"
+      R"("x":{"field":"objective","type":"quantitative","title":)" +
+          Quoted(objective_title) + "}," +
+          R"("color":{"field":"run","type":"nominal","title":"sweep"},)"
+          R"("yOffset":{"field":"run","type":"nominal"},)" +
+          Tooltip({"run", "layout", "rank", "goodput_rps", "objective"}) + "}",
+      320);
   return chart;
 }
 

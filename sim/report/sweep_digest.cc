@@ -57,9 +57,23 @@ SweepDigest DigestSweep(const std::string& path, const std::string& label) {
   }
   // Under max_rate the rate scale is the result, not an axis.
   if (sweep.objective == "max_rate") std::erase(sweep.axes, std::string("rate_scale"));
+  // Layouts name every varying column; the charts plot against the free ones.
+  const std::vector<std::string> named = sweep.axes;
+  // Replicas that follow from TP under a GPU budget (TP x replicas the same at every point)
+  // are no axis of their own: a chart against them would repeat the one against TP.
+  const output::FrameColumn* tp = sweep.Column("tp");
+  const output::FrameColumn* replicas = sweep.Column("replicas");
+  if (tp && replicas && !tp->text && !replicas->text &&
+      std::find(sweep.axes.begin(), sweep.axes.end(), "tp") != sweep.axes.end()) {
+    bool budget = true;
+    for (std::size_t r = 0; r < sweep.rows; ++r)
+      budget =
+          budget && tp->numbers[r] * replicas->numbers[r] == tp->numbers[0] * replicas->numbers[0];
+    if (budget) std::erase(sweep.axes, std::string("replicas"));
+  }
   sweep.layout.assign(sweep.rows, "");
   for (std::size_t r = 0; r < sweep.rows; ++r) {
-    for (const std::string& axis : sweep.axes) {
+    for (const std::string& axis : named) {
       sweep.layout[r] +=
           (sweep.layout[r].empty() ? "" : ", ") + axis + " " + Cell(*sweep.Column(axis), r);
     }

@@ -4,7 +4,7 @@
 // table holds, so a column added to /sweep later is picked up as an axis.
 //
 //   SweepDigest sweep = DigestSweep("runs/out/study/sweep.h5", "study");
-//   sweep.axes;            // {"tp", "replicas", "prefix_caching"}
+//   sweep.axes;            // {"tp", "prefix_caching"} (replicas follow from tp)
 //   sweep.layout[k];       // "tp 4, replicas 16, prefix_caching 1"
 #pragma once
 
@@ -21,7 +21,9 @@ struct SweepDigest {
   std::string name;       // the spec's name (attribute `sweep`)
   std::string objective;  // goodput_per_gpu, goodput_per_dollar or max_rate
   std::vector<output::FrameColumn> columns;
-  std::vector<std::string> axes;    // swept columns, in table order
+  // Swept columns, in table order; replicas that follow from TP under a GPU budget are
+  // left out (they still name the layouts).
+  std::vector<std::string> axes;
   std::vector<std::string> layout;  // per row
   std::size_t rows = 0;
 

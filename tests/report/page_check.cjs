@@ -42,8 +42,9 @@ async function main() {
       const svg = document.querySelector(`#chart-${id} svg`);
       if (!svg) return { id, svg: false, marks: 0 };
       const box = svg.getBoundingClientRect();
-      // Vega draws data as paths, rects and symbols inside groups of class mark-*.
-      const marks = [...svg.querySelectorAll('[class*="mark-"] path, [class*="mark-"] rect')]
+      // Vega puts the data's marks (lines, bars, points) in groups of class role-mark;
+      // axes, grids, legends and titles are other roles, drawn even without data.
+      const marks = [...svg.querySelectorAll('g.role-mark > path, g.role-mark > rect')]
         .filter((m) => { const b = m.getBBox(); return b.width > 0 || b.height > 0; }).length;
       return { id, svg: true, width: box.width, height: box.height, marks };
     }), report.charts);
