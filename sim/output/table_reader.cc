@@ -31,6 +31,36 @@ class Id {
   herr_t (*close_)(hid_t);
 };
 
+// Throws std::runtime_error naming the file when HDF5 cannot open it.
+hid_t OpenFile(const std::string& path) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) throw std::runtime_error(path + ": cannot open as HDF5");
+  return file;
+}
+
+hid_t OpenDataset(hid_t file, const std::string& path, const std::string& dataset) {
+  const hid_t data = H5Dopen2(file, dataset.c_str(), H5P_DEFAULT);
+  if (data < 0) throw std::runtime_error(path + ": no dataset " + dataset);
+  return data;
+}
+
+// A table of a file, open for reading, with its row count.
+struct OpenedTable {
+  OpenedTable(const std::string& path, const std::string& dataset)
+      : file(OpenFile(path), H5Fclose),
+        data(OpenDataset(file.get(), path, dataset), H5Dclose),
+        space(H5Dget_space(data.get()), H5Sclose) {
+    hsize_t dims[1] = {0};
+    H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+    rows = static_cast<int64_t>(dims[0]);
+  }
+  Id file;
+  Id data;
+  Id space;
+  int64_t rows = 0;
+};
+
 // The schema's struct as an HDF5 memory type: members matched to the file's by name. A
 // column the file lacks is left out (its bytes stay zero); a string keeps the file's
 // character set (HDF5 converts no string between ASCII and UTF-8).
@@ -98,15 +128,10 @@ TableRows ReadTable(const std::string& path, const std::string& dataset,
 
 void ForEachRowBlock(const std::string& path, const std::string& dataset, const TableSchema& schema,
                      int64_t rows_per_block, const std::function<void(const TableRows&)>& block) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (file.get() < 0) throw std::runtime_error(path + ": cannot open as HDF5");
-  const Id data(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (data.get() < 0) throw std::runtime_error(path + ": no dataset " + dataset);
-  const Id space(H5Dget_space(data.get()), H5Sclose);
-  hsize_t dims[1] = {0};
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  const auto total = static_cast<int64_t>(dims[0]);
+  const OpenedTable table(path, dataset);
+  const Id& data = table.data;
+  const Id& space = table.space;
+  const int64_t total = table.rows;
   const Id file_type(H5Dget_type(data.get()), H5Tclose);
   const Id type(MemoryType(schema, file_type.get()), H5Tclose);
   TableRows rows;
@@ -186,15 +211,9 @@ std::optional<std::string> ReadStringAttribute(const std::string& path, const st
 }
 
 std::vector<FrameColumn> ReadFrame(const std::string& path, const std::string& dataset) {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  const Id file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (file.get() < 0) throw std::runtime_error(path + ": cannot open as HDF5");
-  const Id data(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (data.get() < 0) throw std::runtime_error(path + ": no dataset " + dataset);
-  const Id space(H5Dget_space(data.get()), H5Sclose);
-  hsize_t dims[1] = {0};
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  const auto rows = static_cast<std::size_t>(dims[0]);
+  const OpenedTable table(path, dataset);
+  const Id& data = table.data;
+  const auto rows = static_cast<std::size_t>(table.rows);
   const Id type(H5Dget_type(data.get()), H5Tclose);
   std::vector<FrameColumn> columns;
   const int count = H5Tget_nmembers(type.get());

@@ -337,7 +337,11 @@ std::vector<Chart> ChartsFor(const std::vector<RunDigest>& runs,
   }
   if (!sweeps.empty()) {
     const std::string objective = sweeps.front().objective;
-    charts.push_back(SweepRankingChart(objective.empty() ? "objective" : objective));
+    charts.push_back(SweepRankingChart(
+        objective == "goodput_per_gpu"      ? "goodput per GPU (requests/s per GPU)"
+        : objective == "goodput_per_dollar" ? "goodput per dollar (requests per USD)"
+        : objective == "max_rate"           ? "highest rate scale meeting the SLO target"
+                                            : "objective " + objective));
     std::set<std::string> seen;
     for (const SweepDigest& sweep : sweeps) {
       for (const std::string& axis : sweep.axes) {

@@ -11,6 +11,7 @@
 
 #include "perf/synthetic_bundle.h"
 #include "support/run_command.h"
+#include "support/scratch_folder.h"
 #include "support/shared_data.h"
 
 namespace fleetsim {
@@ -20,22 +21,8 @@ namespace fs = std::filesystem;
 using testing::RunFleetsim;
 
 // A scratch folder per test.
-class RunCli : public ::testing::Test {
+class RunCli : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-run-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  void Write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-  }
-
   // Rows of an exported table as column -> values.
   std::vector<std::map<std::string, std::string>> Csv(const std::string& name) const {
     std::ifstream in(dir_ / name);
@@ -64,8 +51,6 @@ class RunCli : public ::testing::Test {
     EXPECT_FALSE(fs::exists(Path(h5)));
     EXPECT_FALSE(fs::exists(Path(h5 + ".tmp")));
   }
-
-  fs::path dir_;
 };
 
 std::string ProjectFile(const std::string& relative) {

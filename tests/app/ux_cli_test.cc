@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "support/run_command.h"
+#include "support/scratch_folder.h"
 
 namespace fleetsim {
 namespace {
@@ -18,28 +19,14 @@ namespace {
 namespace fs = std::filesystem;
 using testing::RunFleetsim;
 
-class UxCli : public ::testing::Test {
+class UxCli : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-ux-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  void Write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-  }
   static std::string Read(const fs::path& path) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
   }
-
-  fs::path dir_;
 };
 
 std::string Source(const std::string& relative) {
