@@ -4,7 +4,6 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 
 #include "app/dry_run.h"
 #include "app/interrupt.h"
@@ -69,9 +68,10 @@ void Run(const RunOptions& options) {
     if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
     job.fleet.trace_steps = options.trace_steps;
     job.fleet.request_rows = !options.no_request_rows;
-    // auto: on a terminal only; always: also into a log (periodic lines, fleet/progress.h).
-    job.fleet.progress = !options.quiet && (options.progress == "always" ||
-                                            (options.progress == "auto" && isatty(STDERR_FILENO)));
+    // fleet/progress.h says what each mode writes on a terminal and into a log.
+    job.fleet.progress = options.quiet || options.progress == "never" ? ProgressMode::kOff
+                         : options.progress == "always"               ? ProgressMode::kAlways
+                                                                      : ProgressMode::kAuto;
     job.fleet.interrupted = PendingInterrupt;
     job.command_line = options.command_line;
     if (options.dry_run) {
@@ -162,8 +162,9 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
                 "Print the placement, bundles, KV capacity, routing, windows and workload, "
                 "and exit without simulating");
   run->add_option("--progress", options->progress,
-                  "Progress on stderr: auto (a redrawn line on a terminal, else none), always "
-                  "(also plain lines every 10 s into a log or a Slurm job's output), never")
+                  "Progress on stderr: auto (a redrawn line on a terminal; into a log or a Slurm "
+                  "job's output, a plain line every 60 s), always (into a log: a line at the "
+                  "start, every 10 s and at the end), never")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "always", "never"}));
   run->callback([options]() { Run(*options); });

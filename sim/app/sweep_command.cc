@@ -50,7 +50,7 @@ PointJobRunner JobRunner(const SweepSpec& spec, const SweepOptions& options) {
     job.fleet.seed = spec.seed;
     job.fleet.threads = options.threads;
     job.fleet.request_rows = true;
-    job.fleet.progress = false;
+    job.fleet.progress = ProgressMode::kOff;
     job.command_line = options.command_line;
     const RunJobResult result = RunJobOn(job, comm);
     for (const output::SummaryRow& row : result.stats.summary) {

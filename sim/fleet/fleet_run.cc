@@ -132,7 +132,7 @@ class FleetRun {
         timeseries_(fleet.cluster.groups.size(),
                     std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))),
         fleet_summary_("fleet"),
-        progress_(options.progress && rank_ == 0) {
+        progress_(rank_ == 0 ? options.progress : ProgressMode::kOff) {
     const ClusterConfig& cluster = fleet.cluster;
     delays_.gateway_to_instance =
         std::max<SimTime>(1, SecondsToSimTime(cluster.latency.gateway_to_instance_s));

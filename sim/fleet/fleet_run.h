@@ -25,6 +25,7 @@
 #include <mpi.h>
 
 #include "fleet/fleet_setup.h"
+#include "fleet/progress.h"
 #include "output/hdf5_file.h"
 #include "output/run_tables.h"
 #include "workload/workload_source.h"
@@ -37,7 +38,7 @@ struct FleetRunOptions {
   SimTime horizon = kNever;
   bool trace_steps = false;  // write /steps
   bool request_rows = true;  // write /requests (off: summaries and time series only)
-  bool progress = false;     // rank 0 draws a progress line on stderr
+  ProgressMode progress = ProgressMode::kOff;  // rank 0's progress on stderr (progress.h)
   // Asked at each window boundary: 0, or the number of a signal that asks the run to stop
   // (SIGINT, SIGTERM). Any rank's request stops every rank there with FleetInterrupted.
   std::function<int()> interrupted;

@@ -1,22 +1,35 @@
 #include "fleet/progress.h"
 
-#include <string>
 #include <unistd.h>
 
 #include "core/format.h"
 
 namespace fleetsim {
+namespace {
 
-Progress::Progress(bool enabled)
-    : Progress(enabled, isatty(STDERR_FILENO) ? Style::kRedrawnLine : Style::kPeriodicLines,
-               stderr) {}
+using std::chrono::milliseconds;
+using std::chrono::seconds;
 
-Progress::Progress(bool enabled, Style style, std::FILE* out,
-                   std::chrono::milliseconds line_interval)
-    : enabled_(enabled),
-      style_(style),
+Progress::Style StyleOf(ProgressMode mode, bool terminal) {
+  if (mode == ProgressMode::kOff) return Progress::Style::kOff;
+  return terminal ? Progress::Style::kRedrawnLine : Progress::Style::kPeriodicLines;
+}
+
+}  // namespace
+
+Progress::Progress(ProgressMode mode)
+    : Progress(StyleOf(mode, isatty(STDERR_FILENO) != 0), stderr,
+               isatty(STDERR_FILENO) != 0      ? milliseconds(250)
+               : mode == ProgressMode::kAlways ? milliseconds(seconds(10))
+                                               : milliseconds(seconds(60)),
+               mode == ProgressMode::kAlways) {}
+
+Progress::Progress(Style style, std::FILE* out, std::chrono::milliseconds line_interval,
+                   bool first_and_last)
+    : style_(style),
       out_(out),
-      interval_(style == Style::kRedrawnLine ? std::chrono::milliseconds(250) : line_interval),
+      interval_(line_interval),
+      first_and_last_(first_and_last),
       start_(std::chrono::steady_clock::now()),
       last_(start_) {}
 
@@ -35,14 +48,16 @@ std::string Progress::Text(SimTime now, int64_t finished, int64_t total, int64_t
 }
 
 void Progress::Update(SimTime now, int64_t finished, int64_t total, int64_t events) {
-  if (!enabled_) return;
+  if (style_ == Style::kOff) return;
   now_ = now;
   finished_ = finished;
   total_ = total;
   events_ = events;
   const auto wall = std::chrono::steady_clock::now();
-  // A periodic line comes at the first update, then once per interval.
-  if ((drawn_ || style_ == Style::kRedrawnLine) && wall - last_ < interval_) return;
+  // A periodic line with first_and_last comes at the first update; every line after
+  // one interval.
+  const bool first = style_ == Style::kPeriodicLines && first_and_last_ && !drawn_;
+  if (!first && wall - last_ < interval_) return;
   last_ = wall;
   const double elapsed = std::chrono::duration<double>(wall - start_).count();
   const std::string text = Text(now, finished, total, events, elapsed);
@@ -56,10 +71,9 @@ void Progress::Update(SimTime now, int64_t finished, int64_t total, int64_t even
 }
 
 void Progress::Done() {
-  if (!enabled_) return;
-  if (style_ == Style::kRedrawnLine) {
-    if (drawn_) std::fprintf(out_, "\r%100s\r", "");
-  } else {
+  if (style_ == Style::kRedrawnLine && drawn_) {
+    std::fprintf(out_, "\r%100s\r", "");
+  } else if (style_ == Style::kPeriodicLines && first_and_last_) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     // Also on an error or an interrupt (Done is called on every way out): "last", not "done".
@@ -68,7 +82,7 @@ void Progress::Done() {
   }
   std::fflush(out_);
   drawn_ = false;
-  enabled_ = false;  // Done is called on every way out; say it once
+  style_ = Style::kOff;  // Done is called on every way out; say it once
 }
 
 }  // namespace fleetsim

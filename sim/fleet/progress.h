@@ -1,11 +1,15 @@
 // The progress rank 0 reports on stderr (stdout stays clean for the summary): simulated
-// time, requests finished of total, events per wall second and an ETA. On a terminal it is
-// one line redrawn at most four times a second and cleared at the end; otherwise (a log
-// file, a Slurm job's output) it is a plain line at the first update, then every
-// `line_interval` of wall time (default 10 s), and a last line when the run ends.
-// Silent unless enabled: `fleetsim run --progress auto|always|never` decides that.
+// time, requests finished of total, events per wall second and an ETA. `fleetsim run
+// --progress auto|always|never` picks the mode:
+//   on a terminal (auto, always)  one line, redrawn at most four times a second, cleared
+//                                 at the end;
+//   otherwise, auto               a plain line every 60 s of wall time (a log or a Slurm
+//                                 job's output gets a heartbeat; a short run, nothing);
+//   otherwise, always             a plain line at the first update, every 10 s, and a
+//                                 last one when the run ends;
+//   never                         nothing.
 //
-//   Progress progress(enabled);   // the style follows isatty(stderr)
+//   Progress progress(ProgressMode::kAuto);   // the style follows isatty(stderr)
 //   progress.Update(now, finished, total_or_minus_one, events);
 //   progress.Done();
 #pragma once
@@ -13,18 +17,22 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "core/sim_time.h"
 
 namespace fleetsim {
 
+enum class ProgressMode { kOff, kAuto, kAlways };
+
 class Progress {
  public:
-  enum class Style { kRedrawnLine, kPeriodicLines };
+  enum class Style { kOff, kRedrawnLine, kPeriodicLines };
 
-  explicit Progress(bool enabled);
-  Progress(bool enabled, Style style, std::FILE* out,
-           std::chrono::milliseconds line_interval = std::chrono::seconds(10));
+  explicit Progress(ProgressMode mode);
+  // `first_and_last`: periodic lines also at the first update and at Done().
+  Progress(Style style, std::FILE* out, std::chrono::milliseconds line_interval,
+           bool first_and_last);
   // `total` < 0: not known yet (the workload is still being read).
   void Update(SimTime now, int64_t finished, int64_t total, int64_t events);
   // Clears the redrawn line, or writes the last periodic one.
@@ -34,10 +42,10 @@ class Progress {
   std::string Text(SimTime now, int64_t finished, int64_t total, int64_t events,
                    double elapsed) const;
 
-  bool enabled_;
   Style style_;
   std::FILE* out_;
   std::chrono::milliseconds interval_;
+  bool first_and_last_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;

@@ -26,7 +26,7 @@ TEST(Progress, WritesPlainLinesIntoALogAndALastOne) {
   std::FILE* log = std::tmpfile();
   ASSERT_NE(log, nullptr);
   {
-    Progress progress(true, Progress::Style::kPeriodicLines, log, std::chrono::hours(1));
+    Progress progress(Progress::Style::kPeriodicLines, log, std::chrono::hours(1), true);
     progress.Update(SecondsToSimTime(1.5), 10, 100, 5000);
     progress.Update(SecondsToSimTime(2.5), 20, 100, 9000);  // within the interval: no line
     progress.Done();
@@ -48,9 +48,11 @@ TEST(Progress, WritesPlainLinesIntoALogAndALastOne) {
 TEST(Progress, WritesALineEveryIntervalWhenTheIntervalIsShort) {
   std::FILE* log = std::tmpfile();
   ASSERT_NE(log, nullptr);
-  Progress progress(true, Progress::Style::kPeriodicLines, log, std::chrono::milliseconds(0));
+  Progress progress(Progress::Style::kPeriodicLines, log, std::chrono::milliseconds(0), false);
   for (int i = 1; i <= 3; ++i)
     progress.Update(SecondsToSimTime(i), i, -1, i);
+  // An interval of 0: every update is a line (and none at Done without first_and_last).
+  progress.Done();
   const std::string text = Written(log);
   std::fclose(log);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3) << text;
@@ -60,7 +62,7 @@ TEST(Progress, WritesALineEveryIntervalWhenTheIntervalIsShort) {
 TEST(Progress, RedrawsOneLineOnATerminalAndClearsIt) {
   std::FILE* tty = std::tmpfile();
   ASSERT_NE(tty, nullptr);
-  Progress progress(true, Progress::Style::kRedrawnLine, tty);
+  Progress progress(Progress::Style::kRedrawnLine, tty, std::chrono::milliseconds(0), false);
   progress.Update(SecondsToSimTime(1), 1, 2, 3);
   progress.Done();
   const std::string text = Written(tty);
@@ -69,10 +71,21 @@ TEST(Progress, RedrawsOneLineOnATerminalAndClearsIt) {
   EXPECT_EQ(text.find('\n'), std::string::npos) << text;
 }
 
-TEST(Progress, IsSilentWhenDisabled) {
+// auto into a log: a heartbeat per interval, nothing at the start or the end.
+TEST(Progress, WritesOnlyHeartbeatsWithoutFirstAndLast) {
   std::FILE* log = std::tmpfile();
   ASSERT_NE(log, nullptr);
-  Progress progress(false, Progress::Style::kPeriodicLines, log);
+  Progress progress(Progress::Style::kPeriodicLines, log, std::chrono::hours(1), false);
+  progress.Update(SecondsToSimTime(1), 1, 2, 3);
+  progress.Done();
+  EXPECT_EQ(Written(log), "");
+  std::fclose(log);
+}
+
+TEST(Progress, IsSilentWhenOff) {
+  std::FILE* log = std::tmpfile();
+  ASSERT_NE(log, nullptr);
+  Progress progress(Progress::Style::kOff, log, std::chrono::milliseconds(0), true);
   progress.Update(SecondsToSimTime(1), 1, 2, 3);
   progress.Done();
   EXPECT_EQ(Written(log), "");
