@@ -402,7 +402,16 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
     // a half-written bundle.
     const fs::path staging =
         dir.parent_path() / (dir.filename().string() + ".tmp." + std::to_string(::getpid()));
-    fs::remove_all(staging);
+    try {
+      fs::remove_all(staging);
+      fs::create_directories(staging.parent_path());
+    } catch (const fs::filesystem_error& error) {
+      // A cache this user cannot write (another user's home, a read-only one).
+      throw InputError(dir.string(), 0, "",
+                       std::string("cannot build the analytic bundle into the cache: ") +
+                           error.code().message() +
+                           " (set FLEETSIM_CACHE or XDG_CACHE_HOME to a writable folder)");
+    }
     WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), staging.string());
     std::error_code error;
     fs::rename(staging, dir, error);
