@@ -56,7 +56,7 @@ void Build(const BuildOptions& options) {
   // Beside the cached analytic bundles (`analytic-<version>-<fingerprint>/`), never over them.
   const std::string out =
       options.out.empty()
-          ? (ModelsDir() / card.name / "bundles" / hardware.name / options.source).string()
+          ? (CacheRoot() / "built" / card.name / hardware.name / options.source).string()
           : options.out;
   // The TP degrees came from --tp (or its default).
   const SettingError tp_error = [](std::string_view setting, const std::string& message) {
@@ -313,9 +313,10 @@ void AddBundleCommand(CLI::App& app) {
       ->add_option("--tp", options->tps,
                    "TP degrees (default: 1, 2, 4, 8 where they fit and divide)")
       ->delimiter(',');
-  build->add_option("--out", options->out,
-                    "Bundle directory, new, empty or a bundle fleetsim built (default: "
-                    "models/<model>/bundles/<hardware>/<source>/)");
+  build->add_option(
+      "--out", options->out,
+      "Bundle directory, new, empty or a bundle fleetsim built (default: "
+      "<cache>/built/<model>/<hardware>/<source>/, the cache as for analytic bundles)");
   build->callback([options, data]() {
     if (data->count() > 0 && options->source != "kernel-db")
       throw OptionError("--data", "only --source kernel-db reads kernel tables");

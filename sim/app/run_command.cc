@@ -1,12 +1,14 @@
 #include "app/run_command.h"
 
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 
+#include "app/dry_run.h"
 #include "app/interrupt.h"
 #include "app/run_job.h"
+#include "app/run_summary.h"
 #include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
@@ -31,6 +33,9 @@ struct RunOptions {
   int threads = 1;
   uint64_t seed = 0;
   bool quiet = false;
+  bool json = false;
+  bool dry_run = false;
+  std::string progress = "auto";
   bool list_traces = false;
   std::string command_line;
 };
@@ -51,7 +56,10 @@ RunJob JobOf(const RunOptions& options) {
   if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
   job.fleet.trace_steps = options.trace_steps;
   job.fleet.request_rows = !options.no_request_rows;
-  job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
+  // fleet/progress.h says what each mode writes on a terminal and into a log.
+  job.fleet.progress = options.quiet || options.progress == "never" ? ProgressMode::kOff
+                       : options.progress == "always"               ? ProgressMode::kAlways
+                                                                    : ProgressMode::kAuto;
   job.fleet.interrupted = PendingInterrupt;
   job.command_line = options.command_line;
   return job;
@@ -59,7 +67,12 @@ RunJob JobOf(const RunOptions& options) {
 
 void PrintResult(const RunOptions& options, const RunJobResult& result, int ranks) {
   const FleetRunStats& stats = result.stats;
-  PrintSummary(stats.summary);
+  if (options.json) {
+    WriteRunJson(std::cout, {options.output, result.instances, ranks, options.threads, result.wall_s},
+                 stats);
+    return;
+  }
+  PrintSummaryTable(stats.summary, stdout);
   std::printf(
       "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
       "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
@@ -85,8 +98,13 @@ void Run(const RunOptions& options) {
       // The options are checked alike on every rank; the agreement lets one say so.
       RunJob job;
       comm::OnEveryRank(MPI_COMM_WORLD, [&] { job = JobOf(options); });
+      if (options.dry_run) {
+        comm::OnRankZero(MPI_COMM_WORLD, [&] { PrintDryRun(job, stdout); });
+        return;
+      }
       const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
-      if (!options.quiet && mpi.rank() == 0) PrintResult(options, result, mpi.size());
+      if ((options.json || !options.quiet) && mpi.rank() == 0)
+        PrintResult(options, result, mpi.size());
     });
   } catch (const FleetInterrupted& e) {
     if (mpi.rank() == 0) {
@@ -114,7 +132,9 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
       "Workload: a trace file (native JSONL, vLLM-bench, Azure, Vidur, Mooncake), a real "
       "trace by name (e.g. conversation_trace; see fleetsim run --list-traces), or a "
       "generator spec (default: runs/examples/default_fleet_traffic.yaml)");
-  run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
+  run->add_option("--format", options->format,
+                  "Workload format: auto (detected), native, vllm-bench, azure, vidur, mooncake, "
+                  "or generator")
       ->capture_default_str();
   run->add_option("--output", options->output, "The HDF5 file to write")->capture_default_str();
   run->add_option("--horizon", options->horizon_s,
@@ -139,6 +159,17 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag("--list-traces", options->list_traces,
                 "Print the names of the real traces --workload accepts, and exit");
   run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");
+  run->add_flag("--json", options->json,
+                "Print the summary as one JSON object on stdout instead of the table");
+  run->add_flag("--dry-run", options->dry_run,
+                "Print the placement, bundles, KV capacity, routing, windows and workload, "
+                "and exit without simulating");
+  run->add_option("--progress", options->progress,
+                  "Progress on stderr: auto (a redrawn line on a terminal; into a log or a Slurm "
+                  "job's output, a plain line every 60 s), always (into a log: a line at the "
+                  "start, every 10 s and at the end), never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   run->callback([options]() { Run(*options); });
 }
 

@@ -13,6 +13,8 @@
 #include "comm/mpi_runtime.h"
 #include "core/format.h"
 #include "core/input_error.h"
+#include "report/report_page.h"
+#include "sweep/sweep_points.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_spec.h"
@@ -31,6 +33,7 @@ struct SweepOptions {
   bool list = false;
   int threads = 1;
   bool quiet = false;
+  bool report = false;
   std::string command_line;
 };
 
@@ -49,7 +52,7 @@ PointJobRunner JobRunner(const SweepSpec& spec, const SweepOptions& options) {
     job.fleet.seed = spec.seed;
     job.fleet.threads = options.threads;
     job.fleet.request_rows = true;
-    job.fleet.progress = false;
+    job.fleet.progress = ProgressMode::kOff;
     job.command_line = options.command_line;
     const RunJobResult result = RunJobOn(job, comm);
     for (const output::SummaryRow& row : result.stats.summary) {
@@ -70,9 +73,24 @@ void Collect(const SweepSpec& spec, const SweepPoints& sweep, const fs::path& di
   const std::vector<SweepRow> rows = CollectSweep(spec, sweep.points, dir);
   WriteSweepCsv(dir / "sweep.csv", rows);
   WriteSweepHdf5(dir / "sweep.h5", rows, spec);
-  if (options.quiet) return;
-  Print(Ranking(rows, sweep.points, spec));
-  Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
+  if (!options.quiet) {
+    Print(Ranking(rows, sweep.points, spec));
+    Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
+  }
+  if (options.report) {
+    // The sweep's page, with the best point's own run beside it (latency, load, time).
+    report::ReportOptions page;
+    page.files = {(dir / "sweep.h5").string()};
+    for (const SweepRow& row : rows) {
+      if (row.rank == 1)
+        page.files.push_back(PointResultPath(dir, static_cast<int>(row.point)).string());
+    }
+    page.out_dir = (dir / "report").string();
+    const report::ReportOutput out = report::WriteReport(page);
+    for (const std::string& warning : out.warnings)
+      std::fprintf(stderr, "fleetsim: warning: %s\n", warning.c_str());
+    if (!options.quiet) Print("wrote " + out.page + "\n");
+  }
 }
 
 // Runs one phase of the command on every rank: a failure is agreed on and printed by one
@@ -180,6 +198,9 @@ void AddSweepCommand(CLI::App& app, std::string command_line) {
                 "Print 'points: N', then one line per point (and the skipped combinations)");
   cmd->add_option("--threads", options->threads, "TBB threads per MPI rank, for each point")
       ->capture_default_str();
+  cmd->add_flag("--report", options->report,
+                "Also write <output-dir>/report/report.html (fleetsim report of sweep.h5 and "
+                "the best point's run)");
   cmd->add_flag("--quiet", options->quiet, "Print nothing on success");
   cmd->callback([options]() { Sweep(*options); });
 }

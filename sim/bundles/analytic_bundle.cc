@@ -377,13 +377,6 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   cleanup.keep = true;
 }
 
-// $FLEETSIM_CACHE, when set and not empty.
-std::optional<fs::path> CacheOverride() {
-  const char* cache = std::getenv("FLEETSIM_CACHE");
-  if (cache == nullptr || *cache == '\0') return std::nullopt;
-  return fs::path(cache);
-}
-
 // The fingerprint covers the files the bundle is computed from, so that editing either one
 // builds a new folder instead of reusing the old figures' bundle.
 std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware) {
@@ -401,17 +394,24 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
   // One folder per generator version and inputs: a bundle is never replaced in place, so a
   // process reading one (another rank, a sweep point, a Slurm array task) never sees it
   // vanish.
-  const std::optional<fs::path> cache = CacheOverride();
-  const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
-                              : ModelsDir() / card.name / "bundles" / hardware.name) /
-                       AnalyticCacheFolder(card, hardware);
+  const fs::path dir =
+      CacheRoot() / "bundles" / card.name / hardware.name / AnalyticCacheFolder(card, hardware);
   if (ReadTextFile(dir / kMetaFile).find(std::string("generator: ") + kGeneratorVersion + ",") ==
       std::string::npos) {
     // Built aside and renamed into place, so that processes starting together never read
     // a half-written bundle.
     const fs::path staging =
         dir.parent_path() / (dir.filename().string() + ".tmp." + std::to_string(::getpid()));
-    fs::remove_all(staging);
+    try {
+      fs::remove_all(staging);
+      fs::create_directories(staging.parent_path());
+    } catch (const fs::filesystem_error& error) {
+      // A cache this user cannot write (another user's home, a read-only one).
+      throw InputError(dir.string(), 0, "",
+                       std::string("cannot build the analytic bundle into the cache: ") +
+                           error.code().message() +
+                           " (set FLEETSIM_CACHE or XDG_CACHE_HOME to a writable folder)");
+    }
     WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), staging.string());
     std::error_code error;
     fs::rename(staging, dir, error);
@@ -425,8 +425,7 @@ const char* AnalyticGeneratorVersion() {
 }
 
 std::vector<std::string> StaleCachedBundles() {
-  // The <model>/<hardware> folders of the cache: $FLEETSIM_CACHE/bundles/<m>/<h>, or
-  // models/<m>/bundles/<h>.
+  // The <model>/<hardware> folders of the cache: <cache>/bundles/<m>/<h>.
   std::vector<std::pair<fs::path, std::string>> hardware_dirs;  // and their model's name
   std::error_code error;
   auto children = [&](const fs::path& dir) {
@@ -436,9 +435,8 @@ std::vector<std::string> StaleCachedBundles() {
     }
     return out;
   };
-  const std::optional<fs::path> cache = CacheOverride();
-  for (const fs::path& model : children(cache ? *cache / "bundles" : ModelsDir())) {
-    for (const fs::path& hw : children(cache ? model : model / "bundles"))
+  for (const fs::path& model : children(CacheRoot() / "bundles")) {
+    for (const fs::path& hw : children(model))
       hardware_dirs.emplace_back(hw, model.filename().string());
   }
   // "analytic-<digits>", optionally "-<16 hex digits>" (the inputs' fingerprint): the

@@ -60,10 +60,10 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
                  const SettingError& error = {});
 
 // The cached analytic bundle for (model, hardware) at the default TP degrees, built on
-// first use under $FLEETSIM_CACHE, else models/<model>/bundles/<hardware>/ (git-ignored),
-// in the folder AnalyticCacheFolder names: a new generator version, or an edited
-// config.json or catalog entry, builds a new folder, and concurrent processes never see a
-// bundle replaced under them.
+// first use under <cache>/bundles/<model>/<hardware>/ (CacheRoot(): $FLEETSIM_CACHE, else
+// $XDG_CACHE_HOME/fleetsim, else ~/.cache/fleetsim), in the folder AnalyticCacheFolder names: a new
+// generator version, or an edited config.json or catalog entry, builds a new folder, and concurrent
+// processes never see a bundle replaced under them.
 std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
 
 // "<generator version>-<16 hex digits>": the version, and a fingerprint of the model's

@@ -6,11 +6,21 @@
 
 #include "cluster/cluster_settings.h"
 #include "core/project_paths.h"
+#include "core/request_name.h"
 #include "engine/engine_settings.h"
 #include "model/hardware.h"
 
 namespace fleetsim {
 namespace {
+
+// A pool's or group's name is a column of the output: refused when longer, never cut.
+void RequireLabelWidth(const YamlSection& section, const std::string& name) {
+  if (name.size() > kMaxLabelBytes) {
+    section.Fail("name", "at most " + std::to_string(kMaxLabelBytes) +
+                             " bytes (the output's name columns), not " +
+                             std::to_string(name.size()));
+  }
+}
 
 namespace fs = std::filesystem;
 using namespace cluster_settings;
@@ -318,6 +328,7 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
 
   for (const YamlSection& p : ListOfMappings(doc, std::string(kNodePools.key))) {
     config.pools.push_back(ReadPool(p, base_dir));
+    RequireLabelWidth(p, config.pools.back().name);
     if (FindPool(config.pools, config.pools.back().name) != config.pools.size() - 1) {
       p.Fail("name", "duplicate node pool name '" + config.pools.back().name + "'");
     }
@@ -328,6 +339,7 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
   if (groups.empty()) doc.Fail(kInstanceGroups.key, "needs a list of at least one instance group");
   for (const YamlSection& g : groups) {
     config.groups.push_back(ReadGroup(g, base_dir));
+    RequireLabelWidth(g, config.groups.back().name);
     for (std::size_t j = 0; j + 1 < config.groups.size(); ++j) {
       if (config.groups[j].name == config.groups.back().name) {
         g.Fail("name", "duplicate instance group name '" + config.groups.back().name + "'");

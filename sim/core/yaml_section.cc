@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "core/suggest.h"
+
 namespace fleetsim {
 namespace {
 
@@ -190,7 +192,7 @@ void YamlSection::RejectUnknownKeys(const std::vector<std::string_view>& known) 
     for (std::string_view k : known)
       accepted += (accepted.empty() ? "" : ", ") + std::string(k);
     throw InputError(*file_, entry.first.Mark().line + 1, FieldPath(key),
-                     "unknown key (accepted: " + accepted + ")");
+                     "unknown key" + DidYouMean(key, known) + " (accepted: " + accepted + ")");
   }
 }
 

@@ -62,7 +62,7 @@ class FleetRun {
         gateways_(fleet.cluster.gateways, RouteTargetsOf(fleet), options.seed, rank_, size_),
         instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
         ledger_(fleet.cluster, options.request_rows),
-        progress_(options.progress && rank_ == 0),
+        progress_(rank_ == 0 ? options.progress : ProgressMode::kOff),
         outgoing_(static_cast<std::size_t>(size_)) {}
 
   FleetRunStats Run(output::Hdf5File& file) {

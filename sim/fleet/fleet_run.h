@@ -28,6 +28,7 @@
 
 #include "fleet/fleet_setup.h"
 #include "fleet/run_writer.h"
+#include "fleet/progress.h"
 #include "output/hdf5_file.h"
 #include "workload/workload_source.h"
 
@@ -39,7 +40,7 @@ struct FleetRunOptions {
   SimTime horizon = kNever;
   bool trace_steps = false;  // write /steps
   bool request_rows = true;  // write /requests (off: summaries and time series only)
-  bool progress = false;     // rank 0 draws a progress line on stderr
+  ProgressMode progress = ProgressMode::kOff;  // rank 0's progress on stderr (progress.h)
   // Asked at each window boundary: 0, or the number of a signal that asks the run to stop
   // (SIGINT, SIGTERM). Any rank's request stops every rank there with FleetInterrupted.
   std::function<int()> interrupted;

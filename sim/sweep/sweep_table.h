@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/request_name.h"
 #include "output/table_schema.h"
 #include "sweep/point_result.h"
 #include "sweep/sweep_points.h"
@@ -31,7 +32,7 @@ struct SweepRow {
   int32_t max_num_batched_tokens;
   int32_t max_num_seqs;
   int32_t capacity_weighted;  // 1 or 0
-  char hardware[24];
+  char hardware[kMaxLabelBytes];
   char policy[24];
   double rate_scale;  // of the point's run (max_rate: of the kept run)
   double throughput_rps;

@@ -11,6 +11,7 @@
 
 #include "perf/synthetic_bundle.h"
 #include "support/run_command.h"
+#include "support/scratch_folder.h"
 #include "support/shared_data.h"
 
 namespace fleetsim {
@@ -20,22 +21,8 @@ namespace fs = std::filesystem;
 using testing::RunFleetsim;
 
 // A scratch folder per test.
-class RunCli : public ::testing::Test {
+class RunCli : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-run-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  void Write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-  }
-
   // Rows of an exported table as column -> values.
   std::vector<std::map<std::string, std::string>> Csv(const std::string& name) const {
     std::ifstream in(dir_ / name);
@@ -64,8 +51,6 @@ class RunCli : public ::testing::Test {
     EXPECT_FALSE(fs::exists(Path(h5)));
     EXPECT_FALSE(fs::exists(Path(h5 + ".tmp")));
   }
-
-  fs::path dir_;
 };
 
 std::string ProjectFile(const std::string& relative) {
@@ -242,9 +227,12 @@ TEST_F(RunCli, FleetTablesAddUp) {
   int64_t produced = 0;
   for (const auto& row : Csv("fleet.instances.csv"))
     produced += std::stoll(row.at("output_tokens"));
-  double series = 0;
-  for (const auto& row : Csv("fleet.timeseries.csv"))
-    series += std::stod(row.at("generation_tokens_per_s")) * 0.25;
+  double series = 0, fleet_series = 0;  // the groups' rows; the fleet's, their sum
+  for (const auto& row : Csv("fleet.timeseries.csv")) {
+    (row.at("group") == "fleet" ? fleet_series : series) +=
+        std::stod(row.at("generation_tokens_per_s")) * 0.25;
+  }
+  EXPECT_NEAR(fleet_series, series, 1e-6);
   EXPECT_EQ(produced, 40 * 5 + (0 + 1 + 2 + 3 + 4 + 5 + 6) * 5 + (0 + 1 + 2 + 3 + 4));
   EXPECT_NEAR(series, static_cast<double>(produced), 1e-6);
 

@@ -84,7 +84,7 @@ TEST(Timeseries, SamplesEachIntervalStartAndSumsTokensByInterval) {
   for (const TokenTally& t : tally)
     series.AddTokens(t.bucket, 1, t.prompt_tokens, t.generated_tokens);
   const std::vector<output::TimeseriesRow> rows = series.Reduce({"a", "b"}, MPI_COMM_SELF);
-  ASSERT_EQ(rows.size(), 6u);  // 2 groups x intervals 2, 3, 4
+  ASSERT_EQ(rows.size(), 9u);  // 2 groups, then the fleet, x intervals 2, 3, 4
   EXPECT_STREQ(rows[0].group, "a");
   EXPECT_DOUBLE_EQ(rows[0].time_s, 2.0);
   EXPECT_EQ(rows[0].running, 4);
@@ -95,6 +95,14 @@ TEST(Timeseries, SamplesEachIntervalStartAndSumsTokensByInterval) {
   EXPECT_DOUBLE_EQ(rows[4].prompt_tokens_per_s, 150);
   EXPECT_DOUBLE_EQ(rows[4].generation_tokens_per_s, 12);
   EXPECT_DOUBLE_EQ(rows[5].generation_tokens_per_s, 1);
+  // The fleet: both groups summed, KV usage as all used blocks over all usable ones.
+  EXPECT_STREQ(rows[6].group, "fleet");
+  EXPECT_DOUBLE_EQ(rows[6].time_s, 2.0);
+  EXPECT_EQ(rows[6].running, 3 + 1 + 2);
+  EXPECT_EQ(rows[6].waiting, 1 + 0 + 2);
+  EXPECT_DOUBLE_EQ(rows[6].kv_usage, (10.0 + 30 + 5) / (100 + 100 + 50));
+  EXPECT_DOUBLE_EQ(rows[7].prompt_tokens_per_s, 150);
+  EXPECT_DOUBLE_EQ(rows[7].generation_tokens_per_s, 12);
 }
 
 TEST(Summary, CountsEveryStateAndGoodputWithinBothSlos) {
