@@ -143,8 +143,8 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
   std::fprintf(out,
                "windows     at most %s of simulated time (routing steps of %s, the gateway -> "
                "instance latency; one load-snapshot epoch, capped at %s)\n",
-               Milliseconds(std::min(clock.epoch(), clock.max_window())).c_str(), Milliseconds(clock.step()).c_str(),
-               Milliseconds(clock.max_window()).c_str());
+               Milliseconds(std::min(clock.epoch(), clock.max_window())).c_str(),
+               Milliseconds(clock.step()).c_str(), Milliseconds(clock.max_window()).c_str());
   PrintWorkload(job, out);
 }
 

@@ -68,8 +68,8 @@ RunJob JobOf(const RunOptions& options) {
 void PrintResult(const RunOptions& options, const RunJobResult& result, int ranks) {
   const FleetRunStats& stats = result.stats;
   if (options.json) {
-    WriteRunJson(std::cout, {options.output, result.instances, ranks, options.threads, result.wall_s},
-                 stats);
+    WriteRunJson(std::cout,
+                 {options.output, result.instances, ranks, options.threads, result.wall_s}, stats);
     return;
   }
   PrintSummaryTable(stats.summary, stdout);

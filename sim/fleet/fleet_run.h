@@ -27,8 +27,8 @@
 #include <mpi.h>
 
 #include "fleet/fleet_setup.h"
-#include "fleet/run_writer.h"
 #include "fleet/progress.h"
+#include "fleet/run_writer.h"
 #include "output/hdf5_file.h"
 #include "workload/workload_source.h"
 
