@@ -30,6 +30,8 @@ struct RunOptions {
   std::optional<double> duration_s;
   std::optional<int64_t> num_requests;
   bool skip_bad_lines = false;
+  std::string model;
+  bool strict_models = false;
   int threads = 1;
   uint64_t seed = 0;
   bool quiet = false;
@@ -51,6 +53,8 @@ RunJob JobOf(const RunOptions& options) {
   if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
   job.window.num_requests = options.num_requests;
   job.window.skip_bad_lines = options.skip_bad_lines;
+  job.window.default_model = options.model;
+  job.strict_models = options.strict_models;
   job.fleet.seed = options.seed;
   job.fleet.threads = options.threads;
   if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
@@ -151,6 +155,12 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag(
       "--skip-bad-lines", options->skip_bad_lines,
       "Skip malformed trace lines (counted in /provenance) instead of stopping at the first");
+  run->add_option("--model", options->model,
+                  "The model of requests that name none (a served model name); without it they "
+                  "may go to any instance group");
+  run->add_flag("--strict-models", options->strict_models,
+                "A request naming a model no instance group serves is a bad input line (skipped "
+                "and counted with --skip-bad-lines) instead of ending rejected with no_model");
   run->add_flag("--no-request-rows", options->no_request_rows,
                 "Skip /requests (one row per request); keep summaries and time series");
   run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();

@@ -1,5 +1,6 @@
 #include "app/run_job.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "cluster/cluster_config.h"
 #include "comm/collectives.h"
 #include "comm/error_agreement.h"
+#include "core/input_error.h"
 #include "core/text_file.h"
 #include "fleet/fleet_setup.h"
 #include "fleet/run_writer.h"
@@ -34,6 +36,17 @@ FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
   return std::move(*fleet);
 }
 
+// --model must name a model some group serves: every request without one would be
+// rejected otherwise.
+void RequireServedModel(const std::string& model, const std::vector<std::string>& served) {
+  if (model.empty() || std::find(served.begin(), served.end(), model) != served.end()) return;
+  std::string list;
+  for (const std::string& name : served)
+    list += (list.empty() ? "" : ", ") + name;
+  throw OptionError("--model",
+                    "no instance group serves " + QuoteInput(model) + " (served: " + list + ")");
+}
+
 }  // namespace
 
 RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
@@ -49,10 +62,13 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
     for (const std::string& warning : fleet.warnings)
       std::fprintf(stderr, "fleetsim: warning: %s\n", warning.c_str());
   }
+  WindowOptions window = job.window;
+  comm::OnEveryRank(comm, [&] { RequireServedModel(window.default_model, fleet.models); });
+  if (job.strict_models) window.known_models = fleet.models;
   // Only rank 0 opens (and reads) the workload; the run sends the others their arrivals.
   std::unique_ptr<WorkloadWindow> source;
   comm::OnRankZero(comm, [&] {
-    source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), job.window);
+    source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), window);
   });
   // Fail on a bad output path before simulating anything.
   std::optional<output::Hdf5File> file;
@@ -77,6 +93,8 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   provenance.workload_format = source ? source->format() : std::string();
   provenance.skipped_bad_lines = source ? source->skipped_lines() : 0;
   provenance.rate_scale = job.window.rate_scale;
+  provenance.default_model = job.window.default_model;
+  provenance.strict_models = job.strict_models;
   provenance.seed = job.fleet.seed;
   for (const InstanceGroupConfig& g : cluster->groups)
     provenance.bundles += g.name + "=" + g.bundle + "\n";

@@ -24,7 +24,10 @@ struct RunJob {
   std::string workload;
   std::string format = "auto";
   std::string output;
-  WindowOptions window;
+  WindowOptions window;  // its default_model must be one the fleet serves
+  // A request naming a model no instance group serves is a bad line (--strict-models),
+  // not a request rejected with no_model.
+  bool strict_models = false;
   FleetRunOptions fleet;
   std::string command_line;  // recorded in /provenance
 };

@@ -115,12 +115,26 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
-  for (const char* key : {"model", "bundle", "hardware", "tp"}) {
+  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp"}) {
     if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
   }
   group.name = g.Get<std::string>(kGroupName.key());
   group.model = g.Get<std::string>(kGroupModel.key());
   if (group.model.find('/') != std::string::npos) group.model = Resolve(base_dir, group.model);
+  if (auto served = kGroupServedModelName.Find(g)) {
+    group.served_model_name = std::string(*served);
+    if (group.served_model_name.empty()) g.Fail(kGroupServedModelName.key(), "must not be empty");
+    if (group.served_model_name.size() > kMaxServedModelNameBytes) {
+      g.Fail(kGroupServedModelName.key(),
+             QuoteInput(group.served_model_name) + " is longer than " +
+                 std::to_string(kMaxServedModelNameBytes) +
+                 " bytes, the most a /summary row name holds after 'model:'");
+    }
+    for (const char c : group.served_model_name) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        g.Fail(kGroupServedModelName.key(), "holds a control character");
+    }
+  }
   // `analytic` (the default): fleetsim builds the bundle from its kernel model, cached.
   group.bundle = kGroupBundle.Read(g);
   if (group.bundle != kGroupBundle.Default()) {

@@ -59,9 +59,9 @@ class FleetRun {
         delays_(DelaysOf(fleet.cluster)),
         clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s),
         reader_(source, fleet.cluster.gateways.count),
-        gateways_(fleet.cluster.gateways, RouteTargetsOf(fleet), options.seed, rank_, size_),
+        gateways_(fleet.cluster.gateways, RoutingTableOf(fleet), options.seed, rank_, size_),
         instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
-        ledger_(fleet.cluster, options.request_rows),
+        ledger_(fleet.cluster, fleet.models, fleet.model_of_group, options.request_rows),
         progress_(rank_ == 0 ? options.progress : ProgressMode::kOff),
         outgoing_(static_cast<std::size_t>(size_)) {}
 
@@ -162,18 +162,22 @@ class FleetRun {
   }
 
   // Routes this window's arrivals at this rank's gateways into the outgoing buffers, one
-  // per destination rank.
+  // per destination rank; a request for a model no group serves is rejected here.
   void Route(SimTime start) {
     const std::vector<int32_t>& owner_of = instances_.owner_of();
     for (; !inbox_.empty(); inbox_.pop_front()) {
       RoutedRequest& routed = inbox_.front();
       routed.instance = gateways_.Route(routed);
-      routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
       last_decision_ = routed.request.arrival;
+      ++decisions_;
+      if (routed.instance == GatewayShard::kNoInstance) {
+        ledger_.Add(NoModelRowOf(routed.request, routed.id, routed.gateway), -1);
+        continue;
+      }
+      routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
       RequireOutsideLookahead(routed.instance_arrival, start + clock_.step());
       const int owner = owner_of[static_cast<std::size_t>(routed.instance)];
       AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
-      ++decisions_;
     }
   }
 

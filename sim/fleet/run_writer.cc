@@ -139,6 +139,8 @@ void WriteProvenance(output::Hdf5File& file, const RunProvenance& p, const Fleet
     file.WriteAttribute(at, "workload_format", format);
     file.WriteAttribute(at, "skipped_bad_lines", skipped[0]);
     file.WriteAttribute(at, "rate_scale", p.rate_scale);
+    file.WriteAttribute(at, "default_model", p.default_model);
+    file.WriteAttribute(at, "strict_models", int64_t{p.strict_models});
     file.WriteAttribute(at, "seed", static_cast<int64_t>(p.seed));
     file.WriteText(at, "bundles", p.bundles);
     file.WriteAttribute(at, "ranks", int64_t{comm::SizeOf(comm)});

@@ -79,6 +79,8 @@ struct RunProvenance {
   std::string workload_format;    // on the reader rank ("" elsewhere)
   int64_t skipped_bad_lines = 0;  // on the reader rank (0 elsewhere)
   double rate_scale = 1.0;
+  std::string default_model;  // --model ("": none)
+  bool strict_models = false;
   uint64_t seed = 0;
   std::string bundles;  // "group=bundle" per line
   int threads = 1;

@@ -389,5 +389,98 @@ TEST_F(RunCli, UnfinishedRequestsAtTheHorizonOfAHybrid) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+// Two served names on the synthetic Llama-3.1-8B bundle: "chat-a" on instances 0-1,
+// "chat-b" on 2-4, behind one round-robin gateway.
+class MultiModelCli : public RunCli {
+ protected:
+  void SetUp() override {
+    RunCli::SetUp();
+    testing::WriteDenseBundle(bundle_);
+    const std::string group =
+        "    model: llama-3.1-8b\n    hardware: H100-SXM\n    bundle: " + bundle_.dir() +
+        "\n    engine: {num_gpu_blocks: 400}\n";
+    Write("cluster.yaml", "instance_groups:\n  - name: ga\n    served_model_name: chat-a\n" +
+                              group + "    replicas: 2\n  - name: gb\n" +
+                              "    served_model_name: chat-b\n" + group +
+                              "    replicas: 3\ngateways: {count: 1, policy: round_robin}\n");
+    std::string trace;
+    int i = 0;
+    for (const char* model :
+         {"chat-a", "chat-a", "chat-b", "", "chat-b", "chat-a", "", "gpt-x", "chat-b"}) {
+      trace += "{\"arrival_s\": " + std::to_string(0.25 * i++) +
+               ", \"input_tokens\": 100, \"output_tokens\": 3" +
+               (*model ? std::string(", \"model\": \"") + model + "\"" : "") + "}\n";
+    }
+    Write("trace.jsonl", trace);
+  }
+  testing::CommandResult Run(const std::string& extra) {
+    return RunFleetsim("run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                       Path("trace.jsonl") + " --output " + Path("mm.h5") + " " + extra);
+  }
+  // Runs with `extra`; each request's instance must be the one `expected` says.
+  std::vector<std::map<std::string, std::string>> RunExpecting(
+      const std::string& extra, const std::vector<std::string>& expected) {
+    EXPECT_EQ(Run(extra).exit_code, 0);
+    EXPECT_EQ(RunFleetsim("export --csv " + Path("mm.h5")).exit_code, 0);
+    const auto requests = Csv("mm.requests.csv");
+    EXPECT_EQ(requests.size(), expected.size());
+    for (std::size_t i = 0; i < requests.size() && i < expected.size(); ++i)
+      EXPECT_EQ(requests[i].at("instance"), expected[i]) << "request " << i;
+    return requests;
+  }
+  testing::SyntheticBundle bundle_;
+};
+
+TEST_F(MultiModelCli, EachModelGoesToItsGroupsAndAnUnservedOneIsRejected) {
+  // chat-a: round robin over 0-1; chat-b over 2-4; model-less over all five, in its own
+  // turn; gpt-x: no group serves it (worked by hand in the trace's order).
+  const auto requests = RunExpecting("", {"0", "1", "2", "0", "3", "0", "1", "-1", "4"});
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].at("state"), i == 7 ? "rejected" : "finished") << i;
+    EXPECT_EQ(requests[i].at("reason"), i == 7 ? "no_model" : "") << i;
+  }
+  const auto summary = Csv("mm.summary.csv");
+  ASSERT_EQ(summary.size(), 5u);
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"ga", "5"}, {"gb", "3"}, {"model:chat-a", "5"}, {"model:chat-b", "3"}, {"fleet", "9"}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(summary[i].at("group"), rows[i].first);
+    EXPECT_EQ(summary[i].at("requests"), rows[i].second) << rows[i].first;
+  }
+  EXPECT_EQ(summary[4].at("rejected"), "1");
+}
+
+TEST_F(MultiModelCli, ADefaultModelTakesTheRequestsThatNameNone) {
+  // The model-less requests 3 and 6 now take chat-b's turns: 2, 3, 4, 2, 3.
+  RunExpecting("--model chat-b", {"0", "1", "2", "3", "4", "0", "2", "-1", "3"});
+}
+
+TEST_F(MultiModelCli, ModelErrorsAreOneLocatedLine) {
+  auto r = Run("--model gpt-x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "fleetsim: error: command line: --model: no instance group serves 'gpt-x' (served: "
+            "chat-a, chat-b)\n");
+  ExpectNothingWritten("mm.h5");
+  r = Run("--strict-models");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fleetsim: error: " + Path("trace.jsonl") +
+                       ":8: model: no instance group serves 'gpt-x' (--strict-models; served: "
+                       "chat-a, chat-b)\n");
+  ExpectNothingWritten("mm.h5");
+  // Skipped and counted instead: eight rows.
+  ASSERT_EQ(Run("--strict-models --skip-bad-lines").exit_code, 0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("mm.h5")).exit_code, 0);
+  EXPECT_EQ(Csv("mm.requests.csv").size(), 8u);
+  // A model name that cannot be one, in the trace.
+  Write("trace.jsonl",
+        "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 3}\n"
+        "{\"arrival_s\": 1, \"input_tokens\": 100, \"output_tokens\": 3, "
+        "\"model\": \"\"}\n");
+  r = Run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fleetsim: error: " + Path("trace.jsonl") + ":2: model: must not be empty\n");
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -30,6 +30,7 @@ TEST(RoutedRequest, SurvivesTheWire) {
     r.request.hash_block_size = i == 1 ? 512 : 0;
     r.request.hashes_cover_partial_block = i == 1;
     if (i == 1) r.request.block_hashes = {1, 2, UINT64_MAX};
+    if (i == 2) r.request.model = "llama-3.1-70b";
     AppendRoutedRequest(r, buffer);
   }
   const std::vector<RoutedRequest> got = ParseRoutedRequests(buffer);
@@ -47,6 +48,7 @@ TEST(RoutedRequest, SurvivesTheWire) {
     EXPECT_EQ(got[i].request.hashes_cover_partial_block,
               sent[i].request.hashes_cover_partial_block);
     EXPECT_EQ(got[i].request.block_hashes, sent[i].request.block_hashes);
+    EXPECT_EQ(got[i].request.model, sent[i].request.model);
   }
   buffer.pop_back();
   EXPECT_THROW(ParseRoutedRequests(buffer), std::runtime_error);

@@ -102,11 +102,15 @@ TEST(WorkloadReader, AReaderlessRankReadsNothingAndAnAbandonedOneStops) {
   EXPECT_TRUE(reader.exhausted());
 }
 
-std::vector<RouteTarget> Targets(int n) {
-  std::vector<RouteTarget> targets;
-  for (int32_t i = 0; i < n; ++i)
-    targets.push_back({i, 100.0 * (1 + i % 2), 1000, 16});
-  return targets;
+// `n` instances of one model.
+RoutingTable Targets(int n) {
+  RoutingTable table;
+  table.models = {"m"};
+  for (int32_t i = 0; i < n; ++i) {
+    table.targets.push_back({i, 100.0 * (1 + i % 2), 1000, 16});
+    table.model_of_target.push_back(0);
+  }
+  return table;
 }
 
 GatewaysConfig Gateways(int count, RoutingPolicy policy) {
@@ -175,6 +179,66 @@ TEST(GatewayShard, StreamSeedsDifferByGatewayAndRunSeed) {
   EXPECT_EQ(StreamSeedOfGateway(5, 7), StreamSeedOfGateway(5, 7));
 }
 
+// Instances 0 and 1 serve "a", instance 2 serves "b".
+RoutingTable TwoModels() {
+  RoutingTable table;
+  table.models = {"a", "b"};
+  for (int32_t i = 0; i < 3; ++i) {
+    table.targets.push_back({i, 100.0, 1000, 16});
+    table.model_of_target.push_back(i < 2 ? 0 : 1);
+  }
+  return table;
+}
+
+RoutedRequest For(const std::string& model, int64_t id) {
+  RoutedRequest r = At(0, id);
+  r.request.model = model;
+  return r;
+}
+
+TEST(GatewayShard, ARequestGoesOnlyToTheGroupsServingItsModel) {
+  GatewayShard shard(Gateways(1, RoutingPolicy::kRoundRobin), TwoModels(), 1, 0, 1);
+  // Each model's round robin over its own instances; model-less requests over all three,
+  // with their own turn; a model no group serves is not routed.
+  std::vector<int32_t> chosen;
+  int64_t id = 0;
+  for (const char* model : {"a", "a", "b", "", "b", "a", "", "gpt-x", "a"})
+    chosen.push_back(shard.Route(For(model, id++)));
+  EXPECT_EQ(chosen, (std::vector<int32_t>{0, 1, 2, 0, 2, 0, 1, GatewayShard::kNoInstance, 1}));
+}
+
+TEST(GatewayShard, AGatewayKeepsOneViewWhicheverRouterDecided) {
+  GatewayShard shard(Gateways(1, RoutingPolicy::kLeastOutstanding), TwoModels(), 1, 0, 1);
+  shard.Refresh(std::vector<InstanceLoad>(3));
+  EXPECT_EQ(shard.Route(For("a", 0)), 0);
+  EXPECT_EQ(shard.Route(For("a", 1)), 1);
+  // The fleet-wide router saw both: the least loaded is 2, not 0.
+  EXPECT_EQ(shard.Route(For("", 2)), 2);
+  // "b"'s router saw the model-less request on 2: still its only choice, now at 2.
+  EXPECT_EQ(shard.Route(For("b", 3)), 2);
+  // Loads 1, 1, 2: the lowest id of the least loaded.
+  EXPECT_EQ(shard.Route(For("", 4)), 0);
+  // "a"'s router saw that one on 0: loads 2, 1 within "a".
+  EXPECT_EQ(shard.Route(For("a", 5)), 1);
+}
+
+TEST(GatewayShard, AModelServedByEveryInstanceSharesTheFleetsRouter) {
+  RoutingTable one = Targets(4);
+  GatewayShard shard(Gateways(1, RoutingPolicy::kRandom), one, 9, 0, 1);
+  GatewayShard same(Gateways(1, RoutingPolicy::kRandom), one, 9, 0, 1);
+  // Requests for "m" (every instance's model) draw from the stream model-less ones do.
+  for (int64_t i = 0; i < 32; ++i)
+    EXPECT_EQ(shard.Route(For(i % 2 ? "m" : "", i)), same.Route(At(0, i))) << i;
+}
+
+TEST(GatewayShard, EachModelsRouterHasItsOwnStream) {
+  std::set<uint64_t> seeds = {StreamSeedOfGateway(5, 0), StreamSeedOfGateway(5, 0, "a"),
+                              StreamSeedOfGateway(5, 0, "b"), StreamSeedOfGateway(5, 1, "a"),
+                              StreamSeedOfGateway(6, 0, "a")};
+  EXPECT_EQ(seeds.size(), 5u);
+  EXPECT_EQ(StreamSeedOfGateway(5, 0, "a"), StreamSeedOfGateway(5, 0, "a"));
+}
+
 output::RequestRow Row(int64_t id, const char* state) {
   output::RequestRow row{};
   row.id = id;
@@ -195,9 +259,11 @@ ClusterConfig TwoGroups() {
   cluster.groups[1].name = "a100";
   return cluster;
 }
+const std::vector<std::string> kOneModel = {"llama-3.1-8b"};
+const std::vector<int32_t> kBothServeIt = {0, 0};
 
 TEST(RequestLedger, SumsEachRequestIntoItsGroupAndTheFleet) {
-  RequestLedger ledger(TwoGroups(), true);
+  RequestLedger ledger(TwoGroups(), kOneModel, kBothServeIt, true);
   ledger.Add(Row(0, "finished"), 0);
   ledger.Add(Row(1, "finished"), 0);
   ledger.Add(Row(2, "rejected"), 1);
@@ -218,8 +284,44 @@ TEST(RequestLedger, SumsEachRequestIntoItsGroupAndTheFleet) {
   EXPECT_EQ(rows[2].unfinished, 1);
 }
 
+TEST(RequestLedger, AMultiModelFleetHasARowPerModel) {
+  ClusterConfig cluster;
+  cluster.groups.resize(3);
+  cluster.groups[0].name = "big";
+  cluster.groups[1].name = "small-h100";
+  cluster.groups[2].name = "small-a100";
+  RequestLedger ledger(cluster, {"llama-3.1-70b", "llama-3.1-8b"}, {0, 1, 1}, true);
+  ledger.Add(Row(0, "finished"), 0);
+  ledger.Add(Row(1, "finished"), 1);
+  ledger.Add(Row(2, "finished"), 2);
+  ledger.Add(Row(3, "rejected"), 2);
+  WorkloadRequest unserved;
+  unserved.model = "gpt-x";
+  unserved.arrival = 5'000'000;
+  unserved.input_tokens = 10;
+  const output::RequestRow no_model = NoModelRowOf(unserved, 4, 1);
+  EXPECT_STREQ(no_model.state, "rejected");
+  EXPECT_STREQ(no_model.reason, "no_model");
+  EXPECT_EQ(no_model.instance, -1);
+  EXPECT_EQ(no_model.gateway, 1);
+  EXPECT_EQ(no_model.arrival_ns, 5'000'000);
+  EXPECT_EQ(no_model.finish_ns, -1);
+  ledger.Add(no_model, -1);
+  const std::vector<output::SummaryRow> rows = ledger.Summaries(MPI_COMM_SELF);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_STREQ(rows[3].group, "model:llama-3.1-70b");
+  EXPECT_EQ(rows[3].requests, 1);
+  EXPECT_STREQ(rows[4].group, "model:llama-3.1-8b");
+  EXPECT_EQ(rows[4].requests, 3);
+  EXPECT_EQ(rows[4].finished, 2);
+  EXPECT_EQ(rows[4].rejected, 1);
+  EXPECT_STREQ(rows[5].group, "fleet");
+  EXPECT_EQ(rows[5].requests, 5);
+  EXPECT_EQ(rows[5].rejected, 2);  // the engine's, and no_model
+}
+
 TEST(RequestLedger, WithoutRowsItStillCounts) {
-  RequestLedger ledger(TwoGroups(), false);
+  RequestLedger ledger(TwoGroups(), kOneModel, kBothServeIt, false);
   ledger.Add(Row(0, "finished"), 1);
   EXPECT_EQ(ledger.settled(), 1);
   EXPECT_TRUE(ledger.rows().empty());
@@ -298,7 +400,7 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   const WindowClock clock(500'000, 0.05);
   // One shard, the requests in order, one long window.
   InstanceShard whole(*fleet_, fleet_->Partition(1), 0, {});
-  RequestLedger once(fleet_->cluster, true);
+  RequestLedger once(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   std::vector<InstanceLoad> loads(4);
   whole.Deliver(Requests());
   whole.AddLoads(loads);
@@ -315,7 +417,7 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   std::vector<RoutedRequest> reversed = Requests();
   std::reverse(reversed.begin(), reversed.end());
   InstanceShard windowed(*fleet_, fleet_->Partition(1), 0, {.threads = 2});
-  RequestLedger many(fleet_->cluster, true);
+  RequestLedger many(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   windowed.Deliver(std::move(reversed));
   SimTime end = 0;
   for (SimTime t = 0; windowed.NextEvent() != kNever; t = end) {
@@ -333,7 +435,7 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
 TEST_F(InstanceShardTest, TwoRanksSplitTheInstancesAndTogetherGiveTheSameRows) {
   const WindowClock clock(500'000, 0.05);
   InstanceShard whole(*fleet_, fleet_->Partition(1), 0, {});
-  RequestLedger all(fleet_->cluster, true);
+  RequestLedger all(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   whole.Deliver(Requests());
   whole.Advance(0, 1'000'000'000'000, clock, all);
   whole.Finish(all);
@@ -343,7 +445,7 @@ TEST_F(InstanceShardTest, TwoRanksSplitTheInstancesAndTogetherGiveTheSameRows) {
   int64_t instances = 0;
   for (int rank = 0; rank < 2; ++rank) {
     InstanceShard half(*fleet_, fleet_->Partition(2), rank, {});
-    RequestLedger ledger(fleet_->cluster, true);
+    RequestLedger ledger(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
     std::vector<RoutedRequest> mine;
     for (const RoutedRequest& r : Requests())
       if (half.owner_of()[static_cast<std::size_t>(r.instance)] == rank) mine.push_back(r);
@@ -363,7 +465,7 @@ TEST_F(InstanceShardTest, TwoRanksSplitTheInstancesAndTogetherGiveTheSameRows) {
 TEST_F(InstanceShardTest, AtTheHorizonWhatIsLeftEndsUnfinishedOnce) {
   const WindowClock clock(500'000, 0.05);
   InstanceShard shard(*fleet_, fleet_->Partition(1), 0, {});
-  RequestLedger ledger(fleet_->cluster, true);
+  RequestLedger ledger(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   shard.Deliver(Requests());
   shard.Advance(0, 20'000'000, clock, ledger);  // stop after 20 ms
   shard.Finish(ledger);
