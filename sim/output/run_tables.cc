@@ -83,6 +83,8 @@ TableSchema StepSchema() {
   FLEETSIM_COLUMN(s, StepRow, Int64, prefill_tokens);
   FLEETSIM_COLUMN(s, StepRow, Int64, prefill_chunks);
   FLEETSIM_COLUMN(s, StepRow, Int64, decodes);
+  FLEETSIM_COLUMN(s, StepRow, Float64, decode_context_mean);
+  FLEETSIM_COLUMN(s, StepRow, Int64, decode_context_max);
   FLEETSIM_COLUMN(s, StepRow, Int64, generated_tokens);
   FLEETSIM_COLUMN(s, StepRow, Int64, preemptions);
   FLEETSIM_COLUMN(s, StepRow, Int64, cache_hit_tokens);
