@@ -184,6 +184,7 @@ std::optional<double> WriteTp(const ModelCard& card, const HardwareSpec& hardwar
         }
       }
     }
+    skew_alpha_default = WriteAnalyticSkewFit(k, max_len, dir);
   }
   if (LayerCount(card, LayerKind::kLinearAttention) > 0) {
     std::ofstream out = OpenTable(dir, BundleFile::kLinearAttention);

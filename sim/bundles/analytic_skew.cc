@@ -88,8 +88,10 @@ double WriteAnalyticSkewFit(const AnalyticKernels& kernels, int64_t max_context,
             out << pc << ',' << axes.n.labels[in] << ',' << axes.skew_rate.labels[is] << ','
                 << axes.kv_big.labels[ik] << ',' << axes.kp.labels[ip] << ',' << Fixed(alpha, 4)
                 << ",1\n";
-            alpha_sum += alpha;
-            ++rows;
+            if (pc > 0) {  // pure decodes always find their bucket (pc=0)
+              alpha_sum += alpha;
+              ++rows;
+            }
           }
         }
       }

@@ -20,7 +20,9 @@ namespace fleetsim {
 const SkewFit& AnalyticSkewAxes();
 
 // Writes `tp_dir`/skew_fit.csv for decodes over contexts up to `max_context`; returns the
-// mean of its alphas, the TP's alpha_default for buckets it lacks.
+// TP's alpha_default: the mean alpha of its mixed-batch buckets. A pure-decode batch always
+// finds its bucket (prefill chunk 0); a mixed batch only when its chunk is one of the
+// sweep's sizes, so the default stands for mixed batches of any other chunk.
 double WriteAnalyticSkewFit(const AnalyticKernels& kernels, int64_t max_context,
                             const std::filesystem::path& tp_dir);
 
