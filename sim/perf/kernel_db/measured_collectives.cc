@@ -5,6 +5,7 @@
 
 #include "core/csv_reader.h"
 #include "core/input_error.h"
+#include "perf/kernel_db/aiconfigurator_csv.h"
 
 namespace fleetsim {
 namespace {
@@ -28,18 +29,6 @@ fs::path FindTable(const fs::path& system_dir, const std::string& prefix, const 
   }
   version = found.front().filename().string().substr(prefix.size());
   return found.front() / file;
-}
-
-double LatencyUs(const CsvReader& csv) {
-  const double ms = csv.Number("latency");
-  if (!std::isfinite(ms) || ms <= 0) csv.Fail("latency", "must be a positive number of ms");
-  return ms * 1000;
-}
-
-int64_t Positive(const CsvReader& csv, std::string_view column) {
-  const int64_t value = csv.Int(column);
-  if (value <= 0) csv.Fail(column, "must be positive, got " + std::to_string(value));
-  return value;
 }
 
 }  // namespace
@@ -68,9 +57,9 @@ MeasuredCollectives LoadMeasuredCollectives(const fs::path& dir, const std::stri
     if (row.dtype != "half" && row.dtype != "int8") {
       nccl.Fail("nccl_dtype", "unknown type '" + row.dtype + "' (half or int8)");
     }
-    row.gpus = static_cast<int>(Positive(nccl, "num_gpus"));
-    row.bytes = Positive(nccl, "message_size") * (row.dtype == "half" ? 2 : 1);
-    row.measured_us = LatencyUs(nccl);
+    row.gpus = static_cast<int>(PositiveCount(nccl, "num_gpus"));
+    row.bytes = PositiveCount(nccl, "message_size") * (row.dtype == "half" ? 2 : 1);
+    row.measured_us = AiconfiguratorLatencyUs(nccl);
     t.rows.push_back(row);
   }
 
@@ -89,9 +78,9 @@ MeasuredCollectives LoadMeasuredCollectives(const fs::path& dir, const std::stri
     row.operation = "all_reduce";
     row.dtype = std::string(vllm.Text("allreduce_dtype"));
     if (row.dtype != "bfloat16") vllm.Fail("allreduce_dtype", "expected bfloat16");
-    row.gpus = static_cast<int>(Positive(vllm, "num_gpus"));
-    row.bytes = Positive(vllm, "message_size") * 2;
-    row.measured_us = LatencyUs(vllm);
+    row.gpus = static_cast<int>(PositiveCount(vllm, "num_gpus"));
+    row.bytes = PositiveCount(vllm, "message_size") * 2;
+    row.measured_us = AiconfiguratorLatencyUs(vllm);
     t.rows.push_back(row);
   }
   return t;
