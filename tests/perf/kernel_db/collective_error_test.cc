@@ -72,17 +72,19 @@ TEST(CollectiveTables, HeldOutH100MeetsTheTarget) {
 }
 
 // The A100 tables (NCCL 2.27.3, vLLM 0.14.0) were not fitted on either. vLLM's all-reduce
-// under CUDA graphs meets the target; nccl-tests' collectives do not (their small messages
-// take 1.4-1.8x the H100's time on that host, which no catalog figure explains;
-// docs/COLLECTIVES.md): the test holds them at the reported figures.
+// under CUDA graphs meets the target; nccl-tests' collectives do not (their messages up to
+// 8 KiB take 1.5x the H100's time at the median on that host, which no catalog figure
+// explains; docs/COLLECTIVES.md): the test holds them within about two points of the
+// figures docs/COLLECTIVES.md reports (27.4, 33.2, 30.6, 28.9 %), so a change that makes
+// them worse fails here.
 TEST(CollectiveTables, HeldOutA100) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const CollectiveComparison c = Compare("a100_sxm");
   EXPECT_LE(c.Operation("vllm all_reduce (graph)")->mape, 0.15);
   EXPECT_LE(c.Operation("nccl all_reduce")->mape, 0.30);
   EXPECT_LE(c.Operation("nccl all_gather")->mape, 0.35);
-  EXPECT_LE(c.Operation("nccl reduce_scatter")->mape, 0.35);
-  EXPECT_LE(c.Operation("nccl alltoall")->mape, 0.45);
+  EXPECT_LE(c.Operation("nccl reduce_scatter")->mape, 0.33);
+  EXPECT_LE(c.Operation("nccl alltoall")->mape, 0.31);
 }
 
 }  // namespace
