@@ -17,6 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "bundles/analytic_skew.h"
 #include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -39,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-10";
+constexpr const char* kGeneratorVersion = "analytic-11";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -106,8 +107,11 @@ std::ofstream OpenTable(const fs::path& dir, BundleFile file) {
   return out;
 }
 
-void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir,
-             const KernelOverrides* overrides, Origins& origins) {
+// Writes one TP's tables; returns the skew table's alpha_default (nullopt without
+// attention layers).
+std::optional<double> WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                              const fs::path& dir, const KernelOverrides* overrides,
+                              Origins& origins) {
   fs::create_directories(dir);
   const AnalyticKernels k(card, hardware, tp);
   // The analytic value, or the measured one where the overrides have it (its origin
@@ -119,6 +123,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     origins.Note(kernel, m.has_value());
     return m ? *m : *analytic;
   };
+  std::optional<double> skew_alpha_default;
   const std::vector<int64_t> tokens = Grid(1, 16384);
   {
     std::ofstream out = OpenTable(dir, BundleFile::kDense);
@@ -179,6 +184,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
         }
       }
     }
+    skew_alpha_default = WriteAnalyticSkewFit(k, max_len, dir);
   }
   if (LayerCount(card, LayerKind::kLinearAttention) > 0) {
     std::ofstream out = OpenTable(dir, BundleFile::kLinearAttention);
@@ -210,6 +216,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       }
     }
   }
+  return skew_alpha_default;
 }
 
 // A setting's error where the caller gave no SettingError: the setting, named.
@@ -281,7 +288,8 @@ struct ResolvedTp {
 std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
                      const std::vector<int>& tps, const BundleRecipe& recipe,
                      const std::vector<ResolvedTp>& resolved,
-                     const std::map<int, std::map<std::string, std::string>>& kernel_origins) {
+                     const std::map<int, std::map<std::string, std::string>>& kernel_origins,
+                     const std::map<int, double>& skew_alpha_default) {
   YAML::Emitter out;
   out.SetDoublePrecision(6);
   out << YAML::BeginMap;
@@ -322,7 +330,31 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
       out << YAML::Key << kernel << YAML::Value << origin;
     out << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (!skew_alpha_default.empty()) {
+    // LLMServingSim's skew_fit block (perf/skew_fit.h), its alphas from the analytic kernel.
+    const SkewFit& axes = AnalyticSkewAxes();
+    out << YAML::Key << meta_key::kSkewFit << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "enabled" << YAML::Value << true;
+    out << YAML::Key << "bucket_axes" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, axis] :
+         {std::pair{"n", &axes.n}, std::pair{"skew_rate", &axes.skew_rate},
+          std::pair{"kv_big", &axes.kv_big}, std::pair{"kp", &axes.kp}}) {
+      out << YAML::Key << std::string(name) + "_bins" << YAML::Value << YAML::Flow << axis->bins;
+      out << YAML::Key << std::string(name) + "_labels" << YAML::Value << YAML::Flow
+          << axis->labels;
+    }
+    out << YAML::EndMap;
+    out << YAML::Key << meta_key::kPerTp << YAML::Value << YAML::BeginMap;
+    for (const auto& [tp, alpha] : skew_alpha_default) {
+      out << YAML::Key << tp << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "method" << YAML::Value << "analytic";
+      out << YAML::Key << "alpha_default" << YAML::Value << alpha;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap << YAML::EndMap;
+  }
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 
@@ -348,6 +380,7 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   } cleanup{staging};
   std::vector<ResolvedTp> resolved;
   std::map<int, std::map<std::string, std::string>> kernel_origins;
+  std::map<int, double> skew_alpha_default;
   for (int tp : tps) {
     EngineConfig config;
     config.tensor_parallel_size = tp;
@@ -362,14 +395,17 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
     const std::unique_ptr<KernelOverrides> overrides =
         recipe.overrides ? recipe.overrides(tp) : nullptr;
     Origins origins;
-    WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins);
+    if (const std::optional<double> alpha =
+            WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins)) {
+      skew_alpha_default[tp] = *alpha;
+    }
     kernel_origins[tp] = origins.ByKernel();
   }
   std::ofstream meta(staging / kMetaFile);
   meta << kMetaHeader
        << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
        << " from its analytic kernel model.\n"
-       << MetaYaml(card, hardware, tps, recipe, resolved, kernel_origins);
+       << MetaYaml(card, hardware, tps, recipe, resolved, kernel_origins, skew_alpha_default);
   meta.close();
   fs::remove_all(target);
   fs::create_directories(target.parent_path());

@@ -222,6 +222,7 @@ template std::optional<int64_t> YamlSection::Find<int64_t>(std::string_view) con
 template std::optional<double> YamlSection::Find<double>(std::string_view) const;
 template std::optional<std::string> YamlSection::Find<std::string>(std::string_view) const;
 template std::vector<int> YamlSection::GetList<int>(std::string_view) const;
+template std::vector<double> YamlSection::GetList<double>(std::string_view) const;
 template std::vector<std::string> YamlSection::GetList<std::string>(std::string_view) const;
 
 }  // namespace fleetsim

@@ -16,7 +16,7 @@ double ReferenceCapacity(const EngineSetup& setup) {
   const int64_t chunk = budget - decodes;
   BatchShape shape;
   if (chunk > 0) shape.AddPrefill(chunk, 0, false);
-  shape.AddDecodes(decodes, decodes * 1024);
+  shape.AddUniformDecodes(decodes, 1024);
   const double seconds = ToSeconds(setup.cost->Cost(shape).total_ns);
   return seconds > 0 ? static_cast<double>(budget) / seconds : 1.0;
 }

@@ -93,6 +93,10 @@ struct StepRow {
   int64_t running;
   int64_t waiting;
   double kv_usage;
+  // The decodes' contexts: their mean and the longest (the spread the skew correction
+  // prices; 0 without decodes).
+  double decode_context_mean;
+  int64_t decode_context_max;
 };
 
 // One instance group's state at the start of an interval of /timeseries, and its

@@ -136,17 +136,24 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
 // on FA2 only with grouped query heads (the catalog's split_kv_decode.grouped_heads_only),
 // so an MHA decode there runs one unsplit tile per sequence and head.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                                         double head_dim) const {
+                                         double head_dim, double kv_longest) const {
+  kv_longest = std::max(kv, kv_longest);
   const double bytes = batch * kv * kv_heads * 2 * head_dim * act_bytes_;
   const double flops = batch * 4 * kv * q_heads * head_dim;
   // Work units: sequences x KV heads, times KV splits where the backend splits.
   double splits = 1;
   if (split_kv_ && (!split_needs_groups_ || q_heads > kv_heads)) {
     const double max_splits =
-        std::max(1.0, std::ceil(kv / static_cast<double>(c_.kv_split_tokens)));
+        std::max(1.0, std::ceil(kv_longest / static_cast<double>(c_.kv_split_tokens)));
     splits = std::min(max_splits, std::max(1.0, std::ceil(compute_units_ / (batch * kv_heads))));
   }
-  const double occupancy = std::min(1.0, batch * kv_heads * splits / compute_units_);
+  // Work items (sequence x KV head x split) of kv_longest / splits keys at most fill the
+  // compute units: the makespan is the longest item's (one SM's share of the rate) or all
+  // the work at the full rate. Uniform contexts: items / compute units, capped at one.
+  const double occupancy =
+      kv_longest > kv
+          ? std::min(1.0, batch * kv_heads * kv / (compute_units_ * kv_longest / splits))
+          : std::min(1.0, batch * kv_heads * splits / compute_units_);
   const double compute = flops / (peak_flops_ * c_.attention_efficiency);
   const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
   const double tiles = batch * kv_heads * std::ceil(q_heads / kv_heads / query_tile_rows_);
@@ -160,16 +167,23 @@ double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads
 // the chunk's tiles. Packed backends schedule both kinds of tile in one grid: their work
 // adds up, under one launch.
 double KernelRoofline::AttentionMixedUs(double chunk, double history, double decodes, double kv,
-                                        double q_heads, double kv_heads, double head_dim) const {
+                                        double q_heads, double kv_heads, double head_dim,
+                                        double kv_longest) const {
   if (packs_gqa_) {
     const double launch_us = c_.attention_launch_s * 1e6;
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
-           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim) - launch_us;
+           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest) - launch_us;
   }
   // Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
   TileWork work;
   AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
   AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
+  // The longest decode's tile walks its own context (decode skew).
+  if (kv_longest > kv) {
+    work.longest_s =
+        std::max(work.longest_s,
+                 c_.attention_tile_s + kv_longest * TileKeySeconds(query_tile_rows_, head_dim));
+  }
   return CallUs(work, q_heads, kv_heads);
 }
 
@@ -339,16 +353,18 @@ double AnalyticKernels::AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) co
                                h.kv, h.dim);
 }
 
-double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv) const {
+double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv, int64_t kv_longest) const {
   const AttentionHeads h = HeadsPerRank();
-  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
+  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim,
+                              static_cast<double>(kv_longest));
 }
 
-double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n,
-                                         int64_t kv) const {
+double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,
+                                         int64_t kv_longest) const {
   const AttentionHeads h = HeadsPerRank();
   return r_.AttentionMixedUs(static_cast<double>(chunk), static_cast<double>(kv_prefill),
-                             static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
+                             static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim,
+                             static_cast<double>(kv_longest));
 }
 
 std::optional<double> AnalyticKernels::GdnUs(Kernel kernel, int64_t prefill_tokens,

@@ -83,14 +83,15 @@ class KernelRoofline {
   // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
   double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
                             double kv_heads, double head_dim) const;
-  // `batch` decodes over `kv` cached tokens each.
+  // `batch` decodes over `kv` cached tokens each; or over `kv` on average with the longest
+  // over `kv_longest` (decode skew: that sequence's share of the work outlasts the rest).
   double AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                           double head_dim) const;
+                           double head_dim, double kv_longest = 0) const;
   // One call serving a prefill chunk of `chunk` tokens over `history` cached tokens and
   // `decodes` decodes over `kv` cached tokens each, as vLLM runs a mixed step (one varlen
   // call per layer, so one launch).
   double AttentionMixedUs(double chunk, double history, double decodes, double kv, double q_heads,
-                          double kv_heads, double head_dim) const;
+                          double kv_heads, double head_dim, double kv_longest = 0) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
                double shared_inter) const;
@@ -156,9 +157,11 @@ class AnalyticKernels {
   // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes
   // over kv tokens each.
   double AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const;
-  double AttentionDecodeUs(int64_t n, int64_t kv) const;
+  // `kv_longest` (default `kv`): the longest decode's context when they differ.
+  double AttentionDecodeUs(int64_t n, int64_t kv, int64_t kv_longest = 0) const;
   // One attention layer of a mixed step: the chunk and n decodes in one call.
-  double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv) const;
+  double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,
+                          int64_t kv_longest = 0) const;
   // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
   // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes;
   // nullopt outside the regimes it runs in (RunsIn), for gdn_core and without GDN layers.
