@@ -93,7 +93,7 @@ BatchShape Instance::ShapeOf(const StepPlan& plan) const {
 }
 
 void Instance::RunStep() {
-  const StepPlan plan = scheduler_.Schedule();
+  const StepPlan& plan = scheduler_.Schedule();
   if (plan.empty()) return;
   const BatchShape shape = ShapeOf(plan);
   const StepCost cost = cost_.Cost(shape);
@@ -110,7 +110,7 @@ void Instance::RunStep() {
   int64_t generated = 0;
   for (const ScheduledChunk& chunk : plan.chunks)
     generated -= chunk.request->num_output;
-  const std::vector<Request*> finished = scheduler_.Complete(plan);
+  const std::vector<Request*>& finished = scheduler_.Complete(plan);
   for (const ScheduledChunk& chunk : plan.chunks) {
     const Request& r = *chunk.request;
     generated += r.num_output;
@@ -156,31 +156,58 @@ bool Instance::FastDecode(SimTime until) {
   const std::vector<Request*>& running = scheduler_.running();
   const auto n = static_cast<int64_t>(running.size());
   if (n == 0 || n > config_.max_num_batched_tokens) return false;
-  const int64_t block = kv_.layout().block_size;
-  // Steps every request can take without an event: no new block and no checkpoint (a
-  // token at or just before a block boundary), no finish, no max_model_len.
+  const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
+  if (now_ >= until || now_ >= next_arrival) return false;
+  // Steps every request can take without finishing or reaching max_model_len.
   int64_t stretch = INT64_MAX;
   int64_t context_sum = 0;
   for (const Request* r : running) {
     const int64_t c = r->num_computed;
     if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
-    if (c % block == 0) return false;               // its next token opens a new block
-    const int64_t to_boundary = block - c % block;  // steps until c is a multiple of block
-    stretch = std::min({stretch, to_boundary - 1, r->max_output_tokens - r->num_output - 1,
+    stretch = std::min({stretch, r->max_output_tokens - r->num_output - 1,
                         config_.max_model_len - r->num_tokens() - 1});
     context_sum += c;
   }
-  if (stretch < 2) return false;
-  const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
-  if (now_ >= until || now_ >= next_arrival) return false;
-  // The first step's allocation would release skipped GDN states; do it here, in the
-  // same order. Later steps would find nothing to release.
-  for (Request* r : running)
-    kv_.ReleaseSkippedStates(*r);
+  if (stretch < 1) return false;
+
+  // Per request: the next step (counted from the stretch's first) whose allocation or
+  // commit has pool work, and the step its counts were last brought to.
+  lanes_.resize(static_cast<std::size_t>(n));
+  int64_t next_work = INT64_MAX;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    lanes_[i] = {kv_.DecodeStepsWithoutPoolWork(*running[i]), 0};
+    next_work = std::min(next_work, lanes_[i].next_work);
+  }
+  const auto bring_to = [&](std::size_t i, int64_t step) {
+    Request& r = *running[i];
+    r.num_computed += step - lanes_[i].synced;
+    r.num_output += step - lanes_[i].synced;
+    lanes_[i].synced = step;
+  };
+
   int64_t steps = 0;
   SimTime t = now_;
-  const double usage = kv_.Usage();
+  double usage = kv_.Usage();
+  const PrefixHit no_hit;
   while (steps < stretch && t < until && t < next_arrival) {
+    if (steps == next_work) {
+      // As the scheduler's step would, in running order -- unless the pool might run
+      // short, which needs the ordinary step (it preempts).
+      int64_t needed = 0;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].next_work != steps) continue;
+        bring_to(i, steps);
+        needed += kv_.DecodeBlocksNeeded(*running[i]);
+      }
+      if (needed > kv_.num_free_blocks()) break;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].next_work != steps) continue;
+        const bool allocated = kv_.Allocate(*running[i], 1, no_hit, false);
+        FLEETSIM_CHECK(allocated, "a decode step's blocks were counted free");
+      }
+      usage = kv_.Usage();
+      ++fast_decode_pool_steps_;
+    }
     BatchShape shape;
     shape.AddDecodes(n, context_sum + steps * n);
     const SimTime duration = cost_.Cost(shape).total_ns;
@@ -196,14 +223,26 @@ bool Instance::FastDecode(SimTime until) {
     }
     last_active_ = t;
     t += duration;
+    if (steps == next_work) {
+      // The step's commits, in running order, and each request's next step with work.
+      next_work = INT64_MAX;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].next_work == steps) {
+          bring_to(i, steps + 1);
+          kv_.CommitStep(*running[i]);
+          lanes_[i].next_work = steps + 1 + kv_.DecodeStepsWithoutPoolWork(*running[i]);
+        }
+        next_work = std::min(next_work, lanes_[i].next_work);
+      }
+    }
     ++steps;
   }
-  if (steps == 0) return false;
-  for (Request* r : running) {
-    r->num_computed += steps;
-    r->num_output += steps;
-    RecordOf(*r).output_tokens = r->num_output;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    bring_to(i, steps);
+    kv_.CatchUpHashedBlocks(*running[i]);
+    RecordOf(*running[i]).output_tokens = running[i]->num_output;
   }
+  if (steps == 0) return false;
   steps_ += steps;
   fast_decode_steps_ += steps;
   busy_ += t - now_;

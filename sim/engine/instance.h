@@ -71,6 +71,8 @@ class Instance {
   // steps one by one, which must give identical results.
   void SetFastDecode(bool on) { fast_decode_ = on; }
   int64_t fast_decode_steps() const { return fast_decode_steps_; }
+  // Of those, the steps that had pool work (a block boundary, a release, a commit).
+  int64_t fast_decode_pool_steps() const { return fast_decode_pool_steps_; }
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
@@ -104,8 +106,10 @@ class Instance {
   // Moves a request's record to the settled list and frees its slot.
   void Settle(Request& request);
   void RunStep();
-  // Advances a stretch of pure-decode steps in bulk when nothing can change the batch
-  // in between; false when the next step must run the ordinary way.
+  // Advances a stretch of pure-decode steps in one move until an event changes the batch
+  // (an arrival, a finish, a pool too short for the next step's blocks, the window's
+  // end), doing only the pool work of the steps that have some; false when the next step
+  // must run the ordinary way.
   bool FastDecode(SimTime until);
   BatchShape ShapeOf(const StepPlan& plan) const;
 
@@ -128,6 +132,13 @@ class Instance {
   SimTime busy_ = 0;
   bool fast_decode_ = true;
   int64_t fast_decode_steps_ = 0;
+  int64_t fast_decode_pool_steps_ = 0;
+  // FastDecode's per-request scratch, kept to reuse its room.
+  struct DecodeLane {
+    int64_t next_work = 0;  // the next step with pool work, from the stretch's first
+    int64_t synced = 0;     // the step the request's counts stand at
+  };
+  std::vector<DecodeLane> lanes_;
 };
 
 }  // namespace fleetsim

@@ -28,6 +28,9 @@ struct alignas(64) Request {
   int64_t gdn_scan_from = 0;
   RequestState state = RequestState::kWaiting;
   int num_preemptions = 0;
+  // Whether the blocks past the prompt's hashes (hashes only this request produces) are
+  // in the prefix-cache index: from its first preemption on, when it could hit them.
+  bool private_blocks_indexed = false;
 
   // Owned by the KV cache manager.
   GroupBlocks blocks;
@@ -41,6 +44,8 @@ struct alignas(64) Request {
   std::vector<BlockHash> prompt_block_hashes;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
+  // Blocks whose hash another request can produce: those the workload hashed.
+  int64_t shared_hash_blocks() const { return static_cast<int64_t>(prompt_block_hashes.size()); }
   bool prefill_done() const { return num_computed >= num_tokens(); }
   BlockHash BlockHashAt(int64_t index) const;
 };

@@ -213,9 +213,14 @@ TEST(KvCacheManager, APreemptedRequestFreesAllAndHitsItsOwnBlocksWhenItResumes) 
   ASSERT_TRUE(kv.Allocate(r, 1, {}, false));
   EXPECT_EQ(kv.num_free_blocks(), 7);
 
+  // Until a preemption, blocks past the prompt's hashes are in no index: only this request
+  // has their hashes, and it looks them up only when it runs again.
+  EXPECT_EQ(kv.pool().cached_keys(), 0);
+
   // Preemption: every block back, the request's bookkeeping reset.
-  kv.Free(r);
+  kv.Preempt(r);
   r.num_computed = 0;
+  EXPECT_EQ(kv.pool().cached_keys(), 2);
   EXPECT_EQ(kv.num_free_blocks(), 10);
   EXPECT_TRUE(r.blocks.empty());
   EXPECT_EQ(r.num_hashed_blocks, 0);
@@ -226,6 +231,29 @@ TEST(KvCacheManager, APreemptedRequestFreesAllAndHitsItsOwnBlocksWhenItResumes) 
   Request other = MakeRequest(8, 8);
   other.num_output = 1;
   EXPECT_EQ(kv.FindLongestHit(other).tokens, 0);
+
+  // Resumed, it hits them, and its new blocks are indexed as they are hashed (it could be
+  // preempted again).
+  const PrefixHit hit = kv.FindLongestHit(r);
+  ASSERT_TRUE(kv.Allocate(r, 1, hit, true));
+  r.num_computed = 9;
+  r.num_output = 8;  // 16 tokens: block 3 is full
+  ASSERT_TRUE(kv.Allocate(r, 7, {}, false));
+  EXPECT_EQ(kv.pool().cached_keys(), 4);
+}
+
+// A request that ends without a preemption leaves its own blocks anonymous: free, in the
+// queue's order, without state or index entries.
+TEST(KvCacheManager, AFinishedRequestsOwnBlocksLeaveNoState) {
+  KvCacheManager kv(DenseLayout(), 11, true);
+  Request shared = MakeRequest(1, 12, {101, 102});  // two shared blocks, then its own
+  RunChunk(kv, shared, 12);
+  EXPECT_EQ(kv.pool().cached_keys(), 2);
+  EXPECT_EQ(kv.pool().live_blocks(), 3);
+  kv.Free(shared);
+  EXPECT_EQ(kv.pool().live_blocks(), 2);  // the two shared ones stay cached
+  EXPECT_EQ(kv.num_free_blocks(), 10);
+  EXPECT_EQ(kv.FindLongestHit(MakeRequest(2, 14, {101, 102, 103})).tokens, 8);
 }
 
 TEST(KvCacheManager, ModeNoneHoldsOneStateBlockPerGdnGroupWhateverTheLength) {
