@@ -116,33 +116,50 @@ void BlockPool::Evict(BlockId block) {
   state.next_same = kNullBlock;
 }
 
-bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out) {
+bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
   if (n > num_free_) return false;
   num_free_ -= n;
+  const auto take = [&](int64_t count) {
+    if (anonymous) {
+      out.insert(out.end(), static_cast<std::size_t>(count), kAnonymousBlock);
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i)
+      out.push_back(TakeAnonymous());
+  };
   while (n > 0) {
     if (head_ == kNullBlock) {  // only anonymous blocks are free
       anonymous_tail_ -= n;
-      for (; n > 0; --n)
-        out.push_back(TakeAnonymous());
+      take(n);
       break;
     }
     const BlockId head = head_;
     int32_t& ahead = At(head).anonymous_before;
     if (ahead > 0) {
-      const int32_t taken = static_cast<int32_t>(std::min<int64_t>(n, ahead));
-      ahead -= taken;
+      const int64_t taken = std::min<int64_t>(n, ahead);
+      ahead -= static_cast<int32_t>(taken);
       n -= taken;
-      for (int32_t i = 0; i < taken; ++i)
-        out.push_back(TakeAnonymous());
+      take(taken);
       continue;
     }
+    // A cached block: its hash goes (lazy eviction), and so does its state if it is to be
+    // held anonymously.
     Unlink(head);
     Evict(head);
-    At(head).ref_count = 1;
-    out.push_back(head);
     --n;
+    if (anonymous) {
+      out.push_back(kAnonymousBlock);
+      Release(head);
+    } else {
+      At(head).ref_count = 1;
+      out.push_back(head);
+    }
   }
   return true;
+}
+
+BlockId BlockPool::Name(BlockId block) {
+  return block == kAnonymousBlock ? TakeAnonymous() : block;
 }
 
 void BlockPool::Touch(BlockId block) {
@@ -158,6 +175,11 @@ void BlockPool::Touch(BlockId block) {
 
 void BlockPool::Free(BlockId block) {
   if (block == kNullBlock) return;
+  if (block == kAnonymousBlock) {
+    ++num_free_;
+    ++anonymous_tail_;
+    return;
+  }
   FLEETSIM_CHECK(Live(block), "only a held block is freed");
   BlockState& state = At(block);
   FLEETSIM_CHECK(state.ref_count > 0, "a block is freed at most once per reference");

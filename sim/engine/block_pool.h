@@ -6,14 +6,17 @@
 // free block takes it out of the queue. Cached (hashed) blocks count as free until they
 // are reused.
 //
-// Memory follows what is live, not what was ever used: only a block that a request holds
-// or that carries a cached prefix has state. A free block without a hash is anonymous --
-// nothing can tell it from another one, so the queue keeps only how many of them lie
-// ahead of each cached block (and after the last), and its id goes back to a spare list.
-// Popping an anonymous block takes the most recently spared id (or a new one when none
-// is spare), so ids stay below the peak number of live blocks. Which id a request gets is
-// not vLLM's, but nothing depends on it: the order in which cached blocks are evicted,
-// every hit and every count are vLLM's.
+// Memory follows what is live, not what was ever used: only a block that carries a cached
+// prefix, or that a request holds under a name, has state. A free block without a hash is
+// anonymous -- nothing can tell it from another one, so the queue keeps only how many of
+// them lie ahead of each cached block (and after the last), and its id goes back to a
+// spare list. Popping an anonymous block takes the most recently spared id (or a new one
+// when none is spare), so ids stay below the peak number of live blocks. A request can
+// also hold blocks anonymously (kAnonymousBlock), when it knows their content will never
+// be cached -- without prefix caching, or past the hashes other requests can produce
+// (KvCacheManager): those cost a count, not a state, and get a name (Name) only if they
+// are to be cached after all. Which id a request gets is not vLLM's, but nothing depends
+// on it: the order in which cached blocks are evicted, every hit and every count are vLLM's.
 //
 //   BlockPool pool(1253);                  // 1,252 usable
 //   std::vector<BlockId> got;
@@ -47,12 +50,16 @@ class BlockPool {
   int64_t bytes() const;
 
   // Pops `n` blocks from the head of the free queue into `out`; false (and nothing taken)
-  // when fewer are free.
-  bool Allocate(int64_t n, std::vector<BlockId>& out);
+  // when fewer are free. `anonymous`: handed out as kAnonymousBlock, without state.
+  bool Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous = false);
+  // A named block for a held one: `block` itself, or a new id with one reference for an
+  // anonymous block (about to be cached).
+  BlockId Name(BlockId block);
   // A prefix hit: one more reference to a held or cached block, and out of the free queue
   // if it was there.
   void Touch(BlockId block);
-  // Drops one reference per block, in the order given; unreferenced blocks go to the tail.
+  // Drops one reference per block, in the order given; unreferenced blocks go to the tail
+  // (an anonymous one just counts there).
   void Free(const std::vector<BlockId>& blocks);
   void Free(BlockId block);
 

@@ -151,6 +151,15 @@ void Instance::RunStep() {
   }
 }
 
+StepCostModel::DecodeRun& Instance::DecodeCosts(int64_t decodes) {
+  for (auto& run : decode_costs_) {
+    if (run && run->decodes() == decodes) return *run;
+  }
+  auto& slot = decode_costs_[next_decode_cost_];
+  next_decode_cost_ = (next_decode_cost_ + 1) % decode_costs_.size();
+  return slot.emplace(cost_, decodes);
+}
+
 bool Instance::FastDecode(SimTime until) {
   if (!fast_decode_ || !scheduler_.waiting().empty()) return false;
   const std::vector<Request*>& running = scheduler_.running();
@@ -185,6 +194,7 @@ bool Instance::FastDecode(SimTime until) {
     lanes_[i].synced = step;
   };
 
+  StepCostModel::DecodeRun& cost = DecodeCosts(n);
   int64_t steps = 0;
   SimTime t = now_;
   double usage = kv_.Usage();
@@ -208,9 +218,7 @@ bool Instance::FastDecode(SimTime until) {
       usage = kv_.Usage();
       ++fast_decode_pool_steps_;
     }
-    BatchShape shape;
-    shape.AddDecodes(n, context_sum + steps * n);
-    const SimTime duration = cost_.Cost(shape).total_ns;
+    const SimTime duration = cost.TotalNs(context_sum + steps * n);
     if (on_step_) {
       StepRecord step;
       step.start = t;

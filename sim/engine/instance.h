@@ -13,10 +13,12 @@
 // that takes the settled records as it goes keeps nothing else.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +113,8 @@ class Instance {
   // end), doing only the pool work of the steps that have some; false when the next step
   // must run the ordinary way.
   bool FastDecode(SimTime until);
+  // The step costs of `decodes` decodes, kept for the few batch sizes seen last.
+  StepCostModel::DecodeRun& DecodeCosts(int64_t decodes);
   BatchShape ShapeOf(const StepPlan& plan) const;
 
   KvCacheManager kv_;
@@ -139,6 +143,8 @@ class Instance {
     int64_t synced = 0;     // the step the request's counts stand at
   };
   std::vector<DecodeLane> lanes_;
+  std::array<std::optional<StepCostModel::DecodeRun>, 4> decode_costs_;
+  std::size_t next_decode_cost_ = 0;
 };
 
 }  // namespace fleetsim

@@ -156,8 +156,16 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
     auto& blocks = request.blocks[g];
     int64_t fresh = 0;
     if (IsAttention(g)) {
-      fresh = CeilDiv(total) - static_cast<int64_t>(blocks.size());
-    } else if (!align_) {
+      // Blocks whose hash can never be in the index are held anonymously (no pool state).
+      const auto held = static_cast<int64_t>(blocks.size());
+      const int64_t end = CeilDiv(total);
+      const int64_t named =
+          prefix_caching_ ? std::clamp(IndexableBlocks(request) - held, int64_t{0}, end - held) : 0;
+      if (named > 0) pool_.Allocate(named, blocks);
+      if (end - held - named > 0) pool_.Allocate(end - held - named, blocks, true);
+      continue;
+    }
+    if (!align_) {
       fresh = blocks.empty() ? 1 + layout_.num_spec : 0;
     } else {
       const int64_t new_position = CeilDiv(total) - 1;
@@ -166,7 +174,8 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
         fresh = 1 + layout_.num_spec;
       }
     }
-    if (fresh > 0) pool_.Allocate(fresh, blocks);
+    // GDN states are cached (checkpoints) only with prefix caching.
+    if (fresh > 0) pool_.Allocate(fresh, blocks, !prefix_caching_);
   }
   // Hash the attention blocks this step fills, as vLLM does at allocation: those a hit
   // reused are cached already, and private ones wait for a preemption (see the header).
@@ -249,8 +258,9 @@ void KvCacheManager::Preempt(Request& request) {
       const auto& blocks = request.blocks[g];
       const int64_t end = std::min(request.num_hashed_blocks, static_cast<int64_t>(blocks.size()));
       for (int64_t i = request.shared_hash_blocks(); i < end; ++i) {
-        pool_.Cache(blocks[static_cast<std::size_t>(i)],
-                    {request.BlockHashAt(i), static_cast<int>(g)});
+        BlockId& block = request.blocks[g][static_cast<std::size_t>(i)];
+        block = pool_.Name(block);
+        pool_.Cache(block, {request.BlockHashAt(i), static_cast<int>(g)});
       }
     }
     request.private_blocks_indexed = true;

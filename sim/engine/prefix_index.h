@@ -26,6 +26,8 @@ namespace fleetsim {
 using BlockId = int32_t;
 using BlockHash = uint64_t;
 inline constexpr BlockId kNullBlock = 0;
+// A held block without a name: its content is never cached (see BlockPool).
+inline constexpr BlockId kAnonymousBlock = -1;
 
 // A prefix hash as cached for one KV-cache group (vLLM's BlockHashWithGroupId).
 struct CacheKey {

@@ -150,6 +150,40 @@ TEST(BlockPool, AnonymousBlocksKeepTheirPlaceAroundCachedOnes) {
   EXPECT_EQ(pool.num_free(), 2);
 }
 
+// Blocks held anonymously (content that is never cached) cost a count, no state; one
+// named later (about to be cached) gets an id; taken from the queue, they evict as others.
+TEST(BlockPool, AnonymouslyHeldBlocksCostACountAndCanBeNamed) {
+  BlockPool pool(6);  // usable 1..5
+  std::vector<BlockId> anonymous;
+  ASSERT_TRUE(pool.Allocate(2, anonymous, true));
+  EXPECT_EQ(anonymous, (std::vector<BlockId>{kAnonymousBlock, kAnonymousBlock}));
+  EXPECT_EQ(pool.live_blocks(), 0);
+  EXPECT_EQ(pool.num_free(), 3);
+  std::vector<BlockId> named;
+  ASSERT_TRUE(pool.Allocate(1, named));
+  pool.Cache(named[0], {7, 0});
+  pool.Free(named[0]);
+  anonymous[0] = pool.Name(anonymous[0]);
+  ASSERT_NE(anonymous[0], kAnonymousBlock);
+  EXPECT_EQ(pool.Name(anonymous[0]), anonymous[0]);  // a named block keeps its name
+  pool.Cache(anonymous[0], {8, 0});
+  pool.Free(anonymous[0]);
+  pool.Free(anonymous[1]);
+  EXPECT_EQ(pool.num_free(), 5);
+  EXPECT_EQ(pool.live_blocks(), 2);  // the two cached
+  EXPECT_EQ(pool.Lookup({8, 0}), anonymous[0]);
+  EXPECT_THROW(pool.Cache(kAnonymousBlock, {9, 0}), std::logic_error);  // name it first
+
+  // Queue: two never used, cached 7, cached 8, one anonymous. Taking four anonymously
+  // evicts 7 and 8 and leaves no state.
+  std::vector<BlockId> all;
+  ASSERT_TRUE(pool.Allocate(4, all, true));
+  EXPECT_FALSE(pool.Lookup({7, 0}));
+  EXPECT_FALSE(pool.Lookup({8, 0}));
+  EXPECT_EQ(pool.live_blocks(), 0);
+  EXPECT_EQ(pool.num_free(), 1);
+}
+
 struct CacheKeyHasher {
   std::size_t operator()(const CacheKey& key) const {
     return static_cast<std::size_t>(key.hash * 0x9E3779B97F4A7C15ULL) ^
