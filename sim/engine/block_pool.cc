@@ -117,20 +117,18 @@ void BlockPool::Evict(BlockId block) {
 }
 
 bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
+  if (anonymous) {
+    if (!AllocateAnonymous(n)) return false;
+    out.insert(out.end(), static_cast<std::size_t>(n), kAnonymousBlock);
+    return true;
+  }
   if (n > num_free_) return false;
   num_free_ -= n;
-  const auto take = [&](int64_t count) {
-    if (anonymous) {
-      out.insert(out.end(), static_cast<std::size_t>(count), kAnonymousBlock);
-      return;
-    }
-    for (int64_t i = 0; i < count; ++i)
-      out.push_back(TakeAnonymous());
-  };
   while (n > 0) {
     if (head_ == kNullBlock) {  // only anonymous blocks are free
       anonymous_tail_ -= n;
-      take(n);
+      for (; n > 0; --n)
+        out.push_back(TakeAnonymous());
       break;
     }
     const BlockId head = head_;
@@ -139,21 +137,40 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
       const int64_t taken = std::min<int64_t>(n, ahead);
       ahead -= static_cast<int32_t>(taken);
       n -= taken;
-      take(taken);
+      for (int64_t i = 0; i < taken; ++i)
+        out.push_back(TakeAnonymous());
       continue;
     }
-    // A cached block: its hash goes (lazy eviction), and so does its state if it is to be
-    // held anonymously.
+    // A cached block: its hash goes (lazy eviction).
     Unlink(head);
     Evict(head);
+    At(head).ref_count = 1;
+    out.push_back(head);
     --n;
-    if (anonymous) {
-      out.push_back(kAnonymousBlock);
-      Release(head);
-    } else {
-      At(head).ref_count = 1;
-      out.push_back(head);
+  }
+  return true;
+}
+
+bool BlockPool::AllocateAnonymous(int64_t n) {
+  if (n > num_free_) return false;
+  num_free_ -= n;
+  while (n > 0) {
+    if (head_ == kNullBlock) {
+      anonymous_tail_ -= n;
+      return true;
     }
+    const BlockId head = head_;
+    int32_t& ahead = At(head).anonymous_before;
+    if (ahead > 0) {
+      const int64_t taken = std::min<int64_t>(n, ahead);
+      ahead -= static_cast<int32_t>(taken);
+      n -= taken;
+      continue;
+    }
+    Unlink(head);  // a cached block: evicted, and its state goes
+    Evict(head);
+    Release(head);
+    --n;
   }
   return true;
 }
@@ -176,8 +193,7 @@ void BlockPool::Touch(BlockId block) {
 void BlockPool::Free(BlockId block) {
   if (block == kNullBlock) return;
   if (block == kAnonymousBlock) {
-    ++num_free_;
-    ++anonymous_tail_;
+    FreeAnonymous(1);
     return;
   }
   FLEETSIM_CHECK(Live(block), "only a held block is freed");

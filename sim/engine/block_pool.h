@@ -52,6 +52,8 @@ class BlockPool {
   // Pops `n` blocks from the head of the free queue into `out`; false (and nothing taken)
   // when fewer are free. `anonymous`: handed out as kAnonymousBlock, without state.
   bool Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous = false);
+  // Pops `n` blocks to be held anonymously, counting them only; false when fewer are free.
+  bool AllocateAnonymous(int64_t n);
   // A named block for a held one: `block` itself, or a new id with one reference for an
   // anonymous block (about to be cached).
   BlockId Name(BlockId block);
@@ -62,6 +64,11 @@ class BlockPool {
   // (an anonymous one just counts there).
   void Free(const std::vector<BlockId>& blocks);
   void Free(BlockId block);
+  // Frees `n` anonymously held blocks at once.
+  void FreeAnonymous(int64_t n) {
+    num_free_ += n;
+    anonymous_tail_ += n;
+  }
 
   bool IsFree(BlockId block) const;
   bool IsCached(BlockId block) const;

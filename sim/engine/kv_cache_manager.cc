@@ -31,9 +31,10 @@ void KvCacheManager::FindLongestHit(const Request& request, PrefixHit& hit) cons
   for (auto& blocks : hit.blocks)
     blocks.clear();
   if (!prefix_caching_) return;
-  // Past IndexableBlocks every lookup would miss: nothing else has those hashes yet.
-  const int64_t max_blocks =
-      std::min((request.num_tokens() - 1) / block_size_, IndexableBlocks(request));
+  // Past these every lookup would miss: nothing else has those hashes yet.
+  const int64_t indexable =
+      request.private_blocks_indexed ? INT64_MAX : request.shared_hash_blocks();
+  const int64_t max_blocks = std::min((request.num_tokens() - 1) / block_size_, indexable);
 
   // Attention: the longest run of cached blocks from the start, in every attention group,
   // collected as it is found.
@@ -124,7 +125,18 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
 bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
                               bool full_sequence_must_fit) {
   const std::size_t num_groups = layout_.groups.size();
-  if (request.blocks.empty()) request.blocks.resize(num_groups);
+  if (request.blocks.empty()) {
+    request.blocks.resize(num_groups);
+    request.num_prompt_hashes = static_cast<int32_t>(request.prompt_block_hashes.size());
+    // Room for the request at its longest, once, rather than growing step by step.
+    const int64_t longest = std::min(request.prompt_tokens + request.max_output_tokens,
+                                     std::max<int64_t>(layout_.max_model_len, 1));
+    for (std::size_t g = 0; g < num_groups; ++g) {
+      const bool positions = IsAttention(g) || align_;
+      request.blocks[g].reserve(
+          static_cast<std::size_t>(positions ? CeilDiv(longest) : 1 + layout_.num_spec));
+    }
+  }
   FreeSkippedStates(request);
 
   const int64_t computed = std::max(request.num_computed, hit.tokens);
@@ -213,8 +225,11 @@ int64_t KvCacheManager::DecodeStepsWithoutPoolWork(const Request& request) const
   const int64_t computed = request.num_computed;
   const int64_t b = block_size_;
   const int64_t phase = computed % b;
-  // Steps until the computed count is `target` modulo the block size.
-  const auto steps_to = [b, phase](int64_t target) { return ((target - phase) % b + b) % b; };
+  // Steps until the computed count is `target` (in [0, b)) modulo the block size.
+  const auto steps_to = [b, phase](int64_t target) {
+    const int64_t d = target - phase;
+    return d < 0 ? d + b : d;
+  };
   int64_t steps = INT64_MAX;
   // The step from a multiple of the block opens a new block (attention, and GDN in align).
   if (has_attention_ || align_) steps = steps_to(0);
@@ -228,7 +243,7 @@ int64_t KvCacheManager::DecodeStepsWithoutPoolWork(const Request& request) const
   // mode, caches the GDN checkpoint.
   if (prefix_caching_) {
     const int64_t to_full = steps_to(b - 1);
-    const int64_t filled = (computed + to_full + 1) / b - 1;
+    const int64_t filled = computed / b;  // the block that step fills
     if (align_ || filled < IndexableBlocks(request)) steps = std::min(steps, to_full);
   }
   return steps;
@@ -241,6 +256,21 @@ int64_t KvCacheManager::DecodeBlocksNeeded(const Request& request) const {
   for (std::size_t g = 0; g < layout_.groups.size(); ++g)
     needed += BlocksNeeded(request, g, total, 0, kNoHit, 0);
   return needed;
+}
+
+int64_t KvCacheManager::AnonymousDecodeBlocks(const Request& request) const {
+  if (align_) return 0;
+  // The next boundary's block is number num_computed / block; later ones come after it.
+  if (prefix_caching_ && request.num_computed / block_size_ < IndexableBlocks(request)) return 0;
+  return layout_.AttentionGroups();
+}
+
+void KvCacheManager::ListAnonymousDecodeBlocks(Request& request, int64_t boundaries) const {
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (!IsAttention(g)) continue;
+    auto& blocks = request.blocks[g];
+    blocks.insert(blocks.end(), static_cast<std::size_t>(boundaries), kAnonymousBlock);
+  }
 }
 
 void KvCacheManager::CatchUpHashedBlocks(Request& request) const {
@@ -271,8 +301,18 @@ void KvCacheManager::Preempt(Request& request) {
 void KvCacheManager::Free(Request& request) {
   for (std::size_t g = 0; g < request.blocks.size(); ++g) {
     auto& blocks = request.blocks[g];
-    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+    // Anonymous blocks in a row go back as one count: the same queue.
+    int64_t anonymous = 0;
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      if (*it == kAnonymousBlock) {
+        ++anonymous;
+        continue;
+      }
+      pool_.FreeAnonymous(anonymous);
+      anonymous = 0;
       pool_.Free(*it);
+    }
+    pool_.FreeAnonymous(anonymous);
     blocks.clear();
   }
   request.blocks.clear();

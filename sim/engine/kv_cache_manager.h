@@ -62,6 +62,17 @@ class KvCacheManager {
   int64_t DecodeStepsWithoutPoolWork(const Request& request) const;
   // Free blocks the request's next decode step takes (Allocate's own count).
   int64_t DecodeBlocksNeeded(const Request& request) const;
+  // When every decode step of the request from here on takes only anonymous blocks at its
+  // boundaries -- one per attention group, nothing else, no hashing (no GDN state in
+  // align mode, no hash another request or its own preemption could hit) -- how many per
+  // boundary; 0 otherwise. Such steps can be taken as counts (TakeAnonymousDecodeBlocks)
+  // and the blocks listed later (ListAnonymousDecodeBlocks).
+  int64_t AnonymousDecodeBlocks(const Request& request) const;
+  // Takes `n` anonymous blocks from the pool for decode boundaries (false, nothing
+  // taken, when fewer are free).
+  bool TakeAnonymousDecodeBlocks(int64_t n) { return pool_.AllocateAnonymous(n); }
+  // Lists `boundaries` boundaries' anonymous blocks in the request's attention groups.
+  void ListAnonymousDecodeBlocks(Request& request, int64_t boundaries) const;
   // After decode steps that skipped Allocate: the hashed-block count Allocate would have
   // left, as of request.num_computed.
   void CatchUpHashedBlocks(Request& request) const;
@@ -85,9 +96,10 @@ class KvCacheManager {
  private:
   bool IsAttention(std::size_t group) const;
   int64_t CeilDiv(int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
-  // Attention blocks of `request` whose hash can be in the index (see the header).
+  // Attention blocks of `request` whose hash can be in the index (see the header); while
+  // it holds blocks.
   int64_t IndexableBlocks(const Request& request) const {
-    return request.private_blocks_indexed ? INT64_MAX : request.shared_hash_blocks();
+    return request.private_blocks_indexed ? INT64_MAX : request.num_prompt_hashes;
   }
   // Frees GDN positions before the one holding the state after `num_computed` tokens.
   void FreeSkippedStates(Request& request);

@@ -95,7 +95,7 @@ const StepPlan& Scheduler::Schedule() {
       }
     }
     if (!scheduled) break;
-    plan.chunks.push_back({request, n, request->num_computed, false, 0});
+    plan.chunks.push_back({request, n, request->num_computed, false, 0, request->num_output});
     budget -= n;
     ++i;
   }
@@ -120,7 +120,7 @@ const StepPlan& Scheduler::Schedule() {
       request->state = RequestState::kRunning;
       request->num_computed = hit.tokens;
       if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
-      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens});
+      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens, request->num_output});
       budget -= n;
     }
   }

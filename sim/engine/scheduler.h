@@ -42,6 +42,7 @@ struct ScheduledChunk {
   int64_t computed_before = 0;  // the request's computed tokens before this step
   bool admitted = false;        // came from the waiting queue this step
   int64_t cached_tokens = 0;    // prefix hit at admission
+  int64_t output_before = 0;    // the request's output tokens before this step
 };
 
 struct StepPlan {
