@@ -116,6 +116,32 @@ void BlockPool::Evict(BlockId block) {
   state.next_same = kNullBlock;
 }
 
+template <typename Anonymous, typename Cached>
+void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
+  num_free_ -= n;
+  while (n > 0) {
+    if (head_ == kNullBlock) {  // only anonymous blocks are free
+      anonymous_tail_ -= n;
+      anonymous(n);
+      return;
+    }
+    const BlockId head = head_;
+    int32_t& ahead = At(head).anonymous_before;
+    if (ahead > 0) {
+      const int64_t taken = std::min<int64_t>(n, ahead);
+      ahead -= static_cast<int32_t>(taken);
+      n -= taken;
+      anonymous(taken);
+      continue;
+    }
+    // A cached block: its hash goes (lazy eviction).
+    Unlink(head);
+    Evict(head);
+    cached(head);
+    --n;
+  }
+}
+
 bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
   if (anonymous) {
     if (!AllocateAnonymous(n)) return false;
@@ -123,55 +149,24 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
     return true;
   }
   if (n > num_free_) return false;
-  num_free_ -= n;
-  while (n > 0) {
-    if (head_ == kNullBlock) {  // only anonymous blocks are free
-      anonymous_tail_ -= n;
-      for (; n > 0; --n)
-        out.push_back(TakeAnonymous());
-      break;
-    }
-    const BlockId head = head_;
-    int32_t& ahead = At(head).anonymous_before;
-    if (ahead > 0) {
-      const int64_t taken = std::min<int64_t>(n, ahead);
-      ahead -= static_cast<int32_t>(taken);
-      n -= taken;
-      for (int64_t i = 0; i < taken; ++i)
-        out.push_back(TakeAnonymous());
-      continue;
-    }
-    // A cached block: its hash goes (lazy eviction).
-    Unlink(head);
-    Evict(head);
-    At(head).ref_count = 1;
-    out.push_back(head);
-    --n;
-  }
+  PopFree(
+      n,
+      [&](int64_t count) {
+        for (int64_t i = 0; i < count; ++i)
+          out.push_back(TakeAnonymous());
+      },
+      [&](BlockId block) {
+        At(block).ref_count = 1;
+        out.push_back(block);
+      });
   return true;
 }
 
 bool BlockPool::AllocateAnonymous(int64_t n) {
   if (n > num_free_) return false;
-  num_free_ -= n;
-  while (n > 0) {
-    if (head_ == kNullBlock) {
-      anonymous_tail_ -= n;
-      return true;
-    }
-    const BlockId head = head_;
-    int32_t& ahead = At(head).anonymous_before;
-    if (ahead > 0) {
-      const int64_t taken = std::min<int64_t>(n, ahead);
-      ahead -= static_cast<int32_t>(taken);
-      n -= taken;
-      continue;
-    }
-    Unlink(head);  // a cached block: evicted, and its state goes
-    Evict(head);
-    Release(head);
-    --n;
-  }
+  // A cached block taken anonymously keeps no state.
+  PopFree(
+      n, [](int64_t) {}, [this](BlockId block) { Release(block); });
   return true;
 }
 

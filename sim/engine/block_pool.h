@@ -114,6 +114,11 @@ class BlockPool {
   void PushTail(BlockId block);
   void Unlink(BlockId block);
   void Evict(BlockId block);
+  // Pops `n` (at most num_free_) blocks from the head of the free queue, in queue order:
+  // each run of anonymous ones goes to `anonymous(count)`, each cached one, unlinked and
+  // evicted, to `cached(block)`.
+  template <typename Anonymous, typename Cached>
+  void PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached);
 
   int64_t num_blocks_ = 0;
   int64_t num_free_ = 0;
