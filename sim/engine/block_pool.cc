@@ -6,7 +6,8 @@
 
 namespace fleetsim {
 
-BlockPool::BlockPool(int64_t num_blocks) : num_blocks_(num_blocks), num_free_(num_blocks - 1) {
+BlockPool::BlockPool(int64_t num_blocks)
+    : num_blocks_(num_blocks), num_free_(num_blocks - 1), anonymous_tail_(num_blocks - 1) {
   FLEETSIM_CHECK(num_blocks >= 1, "a pool holds at least the null block");
 }
 
@@ -15,72 +16,94 @@ double BlockPool::Usage() const {
   return usable <= 0 ? 0.0 : 1.0 - static_cast<double>(num_free_) / static_cast<double>(usable);
 }
 
-BlockPool::BlockState& BlockPool::At(BlockId block) {
-  FLEETSIM_CHECK(Used(block), "only a block handed out before has a state");
-  return state_[static_cast<std::size_t>(block - 1)];
+int64_t BlockPool::bytes() const {
+  return static_cast<int64_t>(state_.capacity() * sizeof(BlockState) +
+                              spare_ids_.capacity() * sizeof(BlockId) + index_.bytes());
 }
 
-const BlockPool::BlockState& BlockPool::At(BlockId block) const {
-  FLEETSIM_CHECK(Used(block), "only a block handed out before has a state");
-  return state_[static_cast<std::size_t>(block - 1)];
+bool BlockPool::Live(BlockId block) const {
+  if (block <= kNullBlock || block > id_range()) return false;
+  const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
+  return state.ref_count > 0 || state.group >= 0;
 }
 
 bool BlockPool::IsFree(BlockId block) const {
   FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
   if (block == kNullBlock) return false;
-  return block >= next_fresh_ || At(block).ref_count == 0;
+  return !Live(block) || At(block).ref_count == 0;
 }
 
 bool BlockPool::IsCached(BlockId block) const {
   FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
-  return Used(block) && At(block).group >= 0;
+  return Live(block) && At(block).group >= 0;
 }
 
-// Hands out the head of the never-used range. Capacity grows geometrically but never past
-// the pool, so a full pool costs no more than one state per block.
-BlockId BlockPool::Materialize() {
-  if (state_.size() == state_.capacity()) {
-    const auto usable = static_cast<std::size_t>(num_blocks_ - 1);
-    state_.reserve(std::min(std::max<std::size_t>(2 * state_.capacity(), 64), usable));
+BlockId BlockPool::TakeAnonymous() {
+  BlockState fresh;
+  fresh.ref_count = 1;
+  if (!spare_ids_.empty()) {
+    const BlockId block = spare_ids_.back();
+    spare_ids_.pop_back();
+    At(block) = fresh;
+    return block;
   }
-  BlockState state;
-  state.ref_count = 1;
-  state_.push_back(state);
-  --num_free_;
-  return next_fresh_++;
+  // Every id in range is live, so there is one id fewer than usable blocks at most.
+  FLEETSIM_CHECK(id_range() < num_blocks_ - 1, "a new id stays inside the pool");
+  state_.push_back(fresh);
+  return static_cast<BlockId>(state_.size());
+}
+
+void BlockPool::Release(BlockId block) {
+  spare_ids_.push_back(block);
+  if (spare_ids_.size() < state_.size()) return;
+  // Nothing is live: the pool starts over from no state at all, so that an idle instance
+  // keeps none whatever it held before (small vectors keep their room, to be reused).
+  constexpr std::size_t kKeep = 256;
+  spare_ids_.clear();
+  state_.clear();
+  if (state_.capacity() > kKeep) {
+    state_.shrink_to_fit();
+    spare_ids_.shrink_to_fit();
+  }
 }
 
 void BlockPool::PushTail(BlockId block) {
   BlockState& state = At(block);
+  state.anonymous_before = static_cast<int32_t>(anonymous_tail_);
+  anonymous_tail_ = 0;
   state.prev = tail_;
-  state.next = -1;
-  if (tail_ >= 0) At(tail_).next = block;
+  state.next = kNullBlock;
+  (tail_ != kNullBlock ? At(tail_).next : head_) = block;
   tail_ = block;
-  if (head_ < 0) head_ = block;
-  ++num_free_;
 }
 
+// Takes a cached free block out of the queue; the anonymous blocks ahead of it stay where
+// they were, ahead of its successor.
 void BlockPool::Unlink(BlockId block) {
   BlockState& state = At(block);
   const BlockId p = state.prev;
   const BlockId n = state.next;
-  (p >= 0 ? At(p).next : head_) = n;
-  (n >= 0 ? At(n).prev : tail_) = p;
-  state.prev = state.next = -1;
-  --num_free_;
+  (p != kNullBlock ? At(p).next : head_) = n;
+  (n != kNullBlock ? At(n).prev : tail_) = p;
+  if (n != kNullBlock) {
+    At(n).anonymous_before += state.anonymous_before;
+  } else {
+    anonymous_tail_ += state.anonymous_before;
+  }
+  state.prev = state.next = kNullBlock;
+  state.anonymous_before = 0;
 }
 
 void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
   if (state.group < 0) return;
   const CacheKey key{state.hash, state.group};
-  const auto key_of = [this](BlockId b) { return KeyOf(b); };
-  const BlockId first = index_.Find(key, key_of);
+  const BlockId first = index_.Find(key);
   if (first == block) {
     if (state.next_same == kNullBlock) {
-      index_.Erase(key, key_of);
+      index_.Erase(key);
     } else {
-      index_.Replace(key, state.next_same, key_of);
+      index_.Replace(key, state.next_same);
     }
   } else {
     BlockId before = first;
@@ -93,34 +116,92 @@ void BlockPool::Evict(BlockId block) {
   state.next_same = kNullBlock;
 }
 
-bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out) {
-  if (n > num_free_) return false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (next_fresh_ < num_blocks_) {  // never-used blocks are the head of the queue
-      out.push_back(Materialize());
+template <typename Anonymous, typename Cached>
+void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
+  num_free_ -= n;
+  while (n > 0) {
+    if (head_ == kNullBlock) {  // only anonymous blocks are free
+      anonymous_tail_ -= n;
+      anonymous(n);
+      return;
+    }
+    const BlockId head = head_;
+    int32_t& ahead = At(head).anonymous_before;
+    if (ahead > 0) {
+      const int64_t taken = std::min<int64_t>(n, ahead);
+      ahead -= static_cast<int32_t>(taken);
+      n -= taken;
+      anonymous(taken);
       continue;
     }
-    const BlockId block = head_;
-    Unlink(block);
-    Evict(block);
-    At(block).ref_count = 1;
-    out.push_back(block);
+    // A cached block: its hash goes (lazy eviction).
+    Unlink(head);
+    Evict(head);
+    cached(head);
+    --n;
   }
+}
+
+bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
+  if (anonymous) {
+    if (!AllocateAnonymous(n)) return false;
+    out.insert(out.end(), static_cast<std::size_t>(n), kAnonymousBlock);
+    return true;
+  }
+  if (n > num_free_) return false;
+  PopFree(
+      n,
+      [&](int64_t count) {
+        for (int64_t i = 0; i < count; ++i)
+          out.push_back(TakeAnonymous());
+      },
+      [&](BlockId block) {
+        At(block).ref_count = 1;
+        out.push_back(block);
+      });
   return true;
+}
+
+bool BlockPool::AllocateAnonymous(int64_t n) {
+  if (n > num_free_) return false;
+  // A cached block taken anonymously keeps no state.
+  PopFree(
+      n, [](int64_t) {}, [this](BlockId block) { Release(block); });
+  return true;
+}
+
+BlockId BlockPool::Name(BlockId block) {
+  return block == kAnonymousBlock ? TakeAnonymous() : block;
 }
 
 void BlockPool::Touch(BlockId block) {
   if (block == kNullBlock) return;
-  BlockState& state = At(block);  // only blocks handed out before can be hit
-  if (state.ref_count == 0) Unlink(block);
+  FLEETSIM_CHECK(Live(block), "only a held or cached block can be hit");
+  BlockState& state = At(block);
+  if (state.ref_count == 0) {
+    Unlink(block);
+    --num_free_;
+  }
   ++state.ref_count;
 }
 
 void BlockPool::Free(BlockId block) {
   if (block == kNullBlock) return;
+  if (block == kAnonymousBlock) {
+    FreeAnonymous(1);
+    return;
+  }
+  FLEETSIM_CHECK(Live(block), "only a held block is freed");
   BlockState& state = At(block);
   FLEETSIM_CHECK(state.ref_count > 0, "a block is freed at most once per reference");
-  if (--state.ref_count == 0) PushTail(block);
+  if (--state.ref_count > 0) return;
+  ++num_free_;
+  if (state.group >= 0) {
+    PushTail(block);
+  } else {
+    ++anonymous_tail_;
+    Release(block);
+  }
 }
 
 void BlockPool::Free(const std::vector<BlockId>& blocks) {
@@ -130,9 +211,10 @@ void BlockPool::Free(const std::vector<BlockId>& blocks) {
 
 void BlockPool::Cache(BlockId block, CacheKey key) {
   if (block == kNullBlock) return;
+  FLEETSIM_CHECK(Live(block), "only a held block is cached");
   BlockState& state = At(block);
   if (state.group >= 0) return;
-  const BlockId first = index_.Find(key, [this](BlockId b) { return KeyOf(b); });
+  const BlockId first = index_.Find(key);
   state.hash = key.hash;
   state.group = key.group;
   if (first == kNullBlock) {
@@ -143,12 +225,6 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
   while (At(last).next_same != kNullBlock)
     last = At(last).next_same;
   At(last).next_same = block;
-}
-
-std::optional<BlockId> BlockPool::Lookup(CacheKey key) const {
-  const BlockId first = index_.Find(key, [this](BlockId b) { return KeyOf(b); });
-  if (first == kNullBlock) return std::nullopt;
-  return first;
 }
 
 }  // namespace fleetsim

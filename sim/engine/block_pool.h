@@ -1,17 +1,22 @@
 // The shared KV block pool of one engine instance (vLLM v1 core/block_pool.py).
 //
 // Block 0 is the null block: it stands in for skipped positions and is never handed out.
-// Free blocks sit in an LRU queue: allocation pops the head and drops whatever prefix
+// Free blocks sit in a FIFO queue: allocation pops the head and drops whatever prefix
 // hash the block had (lazy eviction); freeing appends to the tail; a prefix hit on a
 // free block takes it out of the queue. Cached (hashed) blocks count as free until they
 // are reused.
 //
-// Per-block state exists only for blocks that have been handed out at least once. The free
-// queue starts as 1..n-1 in id order, frees append to its tail and hits can only take out
-// blocks handed out before, so it is always [never-used ids next_fresh_..n-1, in order]
-// followed by a linked list of freed blocks: the untouched range is a counter, and memory
-// grows with the blocks ever used rather than with the pool size.
-// Touch, Free and Cache therefore take only blocks handed out before (asserted).
+// Memory follows what is live, not what was ever used: only a block that carries a cached
+// prefix, or that a request holds under a name, has state. A free block without a hash is
+// anonymous -- nothing can tell it from another one, so the queue keeps only how many of
+// them lie ahead of each cached block (and after the last), and its id goes back to a
+// spare list. Popping an anonymous block takes the most recently spared id (or a new one
+// when none is spare), so ids stay below the peak number of live blocks. A request can
+// also hold blocks anonymously (kAnonymousBlock), when it knows their content will never
+// be cached -- without prefix caching, or past the hashes other requests can produce
+// (KvCacheManager): those cost a count, not a state, and get a name (Name) only if they
+// are to be cached after all. Which id a request gets is not vLLM's, but nothing depends
+// on it: the order in which cached blocks are evicted, every hit and every count are vLLM's.
 //
 //   BlockPool pool(1253);                  // 1,252 usable
 //   std::vector<BlockId> got;
@@ -36,56 +41,92 @@ class BlockPool {
   int64_t num_free() const { return num_free_; }
   // Fraction of usable blocks held by requests (cached-but-free blocks count as free).
   double Usage() const;
-  // Blocks that carry per-block state: those handed out at least once.
-  int64_t materialized_blocks() const { return static_cast<int64_t>(state_.size()); }
+  // Blocks with state: held by a request or carrying a cached prefix.
+  int64_t live_blocks() const { return static_cast<int64_t>(state_.size() - spare_ids_.size()); }
+  // Ids with a state slot: the peak of live_blocks() since the pool last held nothing.
+  int64_t id_range() const { return static_cast<int64_t>(state_.size()); }
+  int64_t cached_keys() const { return static_cast<int64_t>(index_.size()); }
+  // Bytes of per-block state, spare ids and index.
+  int64_t bytes() const;
 
   // Pops `n` blocks from the head of the free queue into `out`; false (and nothing taken)
-  // when fewer are free.
-  bool Allocate(int64_t n, std::vector<BlockId>& out);
-  // A prefix hit: one more reference, and out of the free queue if it was there.
+  // when fewer are free. `anonymous`: handed out as kAnonymousBlock, without state.
+  bool Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous = false);
+  // Pops `n` blocks to be held anonymously, counting them only; false when fewer are free.
+  bool AllocateAnonymous(int64_t n);
+  // A named block for a held one: `block` itself, or a new id with one reference for an
+  // anonymous block (about to be cached).
+  BlockId Name(BlockId block);
+  // A prefix hit: one more reference to a held or cached block, and out of the free queue
+  // if it was there.
   void Touch(BlockId block);
-  // Drops one reference per block, in the order given; unreferenced blocks go to the tail.
+  // Drops one reference per block, in the order given; unreferenced blocks go to the tail
+  // (an anonymous one just counts there).
   void Free(const std::vector<BlockId>& blocks);
   void Free(BlockId block);
+  // Frees `n` anonymously held blocks at once.
+  void FreeAnonymous(int64_t n) {
+    num_free_ += n;
+    anonymous_tail_ += n;
+  }
 
   bool IsFree(BlockId block) const;
   bool IsCached(BlockId block) const;
-  // Registers a computed block under its prefix hash; a block already cached keeps its hash.
+  // Registers a held block's computed content under its prefix hash; a block already
+  // cached keeps its hash.
   void Cache(BlockId block, CacheKey key);
   // The first block cached under `key`, if any.
-  std::optional<BlockId> Lookup(CacheKey key) const;
+  std::optional<BlockId> Lookup(CacheKey key) const {
+    const BlockId first = index_.Find(key);
+    if (first == kNullBlock) return std::nullopt;
+    return first;
+  }
 
  private:
-  // 32 bytes: over a long run every block of the pool gets one.
+  // 32 bytes, for live blocks only.
   struct BlockState {
     BlockHash hash = 0;  // the cached key, while group >= 0
     int32_t group = -1;  // -1: not cached
     int32_t ref_count = 0;
-    BlockId prev = -1;  // free-queue links; -1 when not queued
-    BlockId next = -1;
+    // Among the cached free blocks, in queue order; kNullBlock at the ends.
+    BlockId prev = kNullBlock;
+    BlockId next = kNullBlock;
     BlockId next_same = kNullBlock;  // the next block cached under the same key, if any
+    int32_t anonymous_before = 0;    // anonymous free blocks queued just ahead of this one
   };
+  static_assert(sizeof(BlockState) == 32);
 
-  bool Used(BlockId block) const { return block != kNullBlock && block < next_fresh_; }
-  // State of a block handed out before (the null block has none).
-  BlockState& At(BlockId block);
-  const BlockState& At(BlockId block) const;
-  // The key a cached block is indexed under.
-  CacheKey KeyOf(BlockId block) const {
-    const BlockState& state = At(block);
-    return {state.hash, state.group};
+  // The state of a live block.
+  BlockState& At(BlockId block) {
+    FLEETSIM_CHECK(block > kNullBlock && block <= id_range(), "a block id with state");
+    return state_[static_cast<std::size_t>(block - 1)];
   }
-  BlockId Materialize();
+  const BlockState& At(BlockId block) const {
+    FLEETSIM_CHECK(block > kNullBlock && block <= id_range(), "a block id with state");
+    return state_[static_cast<std::size_t>(block - 1)];
+  }
+  // Whether a block id inside the pool has state (held or cached).
+  bool Live(BlockId block) const;
+  // An id for an anonymous block being handed out, with one reference.
+  BlockId TakeAnonymous();
+  // A block that lost its last reference and has no hash: its state goes.
+  void Release(BlockId block);
   void PushTail(BlockId block);
   void Unlink(BlockId block);
   void Evict(BlockId block);
+  // Pops `n` (at most num_free_) blocks from the head of the free queue, in queue order:
+  // each run of anonymous ones goes to `anonymous(count)`, each cached one, unlinked and
+  // evicted, to `cached(block)`.
+  template <typename Anonymous, typename Cached>
+  void PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached);
 
   int64_t num_blocks_ = 0;
   int64_t num_free_ = 0;
-  BlockId next_fresh_ = 1;         // ids next_fresh_..num_blocks_-1 were never handed out
-  std::vector<BlockState> state_;  // blocks 1..next_fresh_-1
-  BlockId head_ = -1;              // the freed-block list, queued after the fresh range
-  BlockId tail_ = -1;
+  std::vector<BlockState> state_;   // ids 1..state_.size()
+  std::vector<BlockId> spare_ids_;  // ids in that range whose block is anonymous
+  BlockId head_ = kNullBlock;       // the cached free blocks, in queue order
+  BlockId tail_ = kNullBlock;
+  int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after tail_ (all, when none)
   // Several blocks can carry one key (computed twice before either was hit): the index
   // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
   // insertion order.

@@ -28,7 +28,11 @@ SimTime Instance::NextEventTime() const {
 }
 
 void Instance::Settle(Request& request) {
-  settled_.push_back(std::move(RecordOf(request)));
+  RequestRecord& record = RecordOf(request);
+  record.output_tokens = request.num_output;
+  record.cached_tokens = request.cached_tokens;
+  record.preemptions = request.num_preemptions;
+  settled_.push_back(std::move(record));
   free_slots_.push_back(request.slot);
   request.slot = -1;
 }
@@ -40,6 +44,7 @@ std::vector<RequestRecord> Instance::TakeRecords() {
 }
 
 void Instance::FlushPending() {
+  EndDecodeRun();
   AdmitArrivalsUpTo(kNever);
   // The requests stay allocated: the scheduler still points at them.
   for (const std::unique_ptr<Request>& r : live_) {
@@ -93,31 +98,28 @@ BatchShape Instance::ShapeOf(const StepPlan& plan) const {
 }
 
 void Instance::RunStep() {
-  const StepPlan plan = scheduler_.Schedule();
+  EndDecodeRun();
+  const StepPlan& plan = scheduler_.Schedule();
   if (plan.empty()) return;
   const BatchShape shape = ShapeOf(plan);
   const StepCost cost = cost_.Cost(shape);
   const SimTime start = now_;
   last_active_ = start;
   const SimTime end = start + cost.total_ns;
+  // A request is first scheduled when first admitted, and its first token comes in the
+  // step its output leaves zero; output, prefix-hit and preemption counts go into its
+  // record when it settles. So only such steps touch records.
   for (const ScheduledChunk& chunk : plan.chunks) {
+    if (!chunk.admitted) continue;
     RequestRecord& record = RecordOf(*chunk.request);
     record.first_scheduled = std::min(record.first_scheduled, start);
   }
-  for (Request* victim : plan.preempted) {
-    RecordOf(*victim).preemptions = victim->num_preemptions;
-  }
+  const std::vector<Request*>& finished = scheduler_.Complete(plan);
   int64_t generated = 0;
-  for (const ScheduledChunk& chunk : plan.chunks)
-    generated -= chunk.request->num_output;
-  const std::vector<Request*> finished = scheduler_.Complete(plan);
   for (const ScheduledChunk& chunk : plan.chunks) {
     const Request& r = *chunk.request;
-    generated += r.num_output;
-    RequestRecord& record = RecordOf(r);
-    if (r.num_output >= 1 && record.first_token == kNever) record.first_token = end;
-    record.output_tokens = r.num_output;
-    record.cached_tokens = r.cached_tokens;
+    generated += r.num_output - chunk.output_before;
+    if (chunk.output_before == 0 && r.num_output >= 1) RecordOf(r).first_token = end;
   }
   for (Request* r : finished) {
     RequestRecord& record = RecordOf(*r);
@@ -153,65 +155,166 @@ void Instance::RunStep() {
   }
 }
 
-bool Instance::FastDecode(SimTime until) {
-  if (!fast_decode_ || !scheduler_.waiting().empty()) return false;
+StepCostModel::DecodeRun& Instance::DecodeCosts(int64_t decodes) {
+  for (auto& run : decode_costs_) {
+    if (run && run->decodes() == decodes) return *run;
+  }
+  auto& slot = decode_costs_[next_decode_cost_];
+  next_decode_cost_ = (next_decode_cost_ + 1) % decode_costs_.size();
+  return slot.emplace(cost_, decodes);
+}
+
+void Instance::EndDecodeRun() {
+  if (!decode_run_) return;
+  for (std::size_t i = 0; i < lanes_.size(); ++i)
+    BringTo(i, decode_run_steps_);
+  decode_run_ = false;
+}
+
+void Instance::BringTo(std::size_t lane, int64_t step) {
+  DecodeLane& l = lanes_[lane];
+  Request& r = *l.request;
+  if (l.pending > 0) {
+    kv_.ListAnonymousDecodeBlocks(r, l.pending);
+    l.pending = 0;
+  }
+  const int64_t steps = step - l.synced;
+  if (steps == 0) return;
+  r.num_computed += steps;
+  r.num_output += steps;
+  l.synced = step;
+  kv_.CatchUpHashedBlocks(r);
+}
+
+bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
   const auto n = static_cast<int64_t>(running.size());
   if (n == 0 || n > config_.max_num_batched_tokens) return false;
-  const int64_t block = kv_.layout().block_size;
-  // Steps every request can take without an event: no new block and no checkpoint (a
-  // token at or just before a block boundary), no finish, no max_model_len.
-  int64_t stretch = INT64_MAX;
+  // Steps every request can take without finishing or reaching max_model_len.
+  int64_t end = INT64_MAX;
   int64_t context_sum = 0;
   int64_t context_min = INT64_MAX;
   int64_t context_max = 0;
   for (const Request* r : running) {
     const int64_t c = r->num_computed;
     if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
-    if (c % block == 0) return false;               // its next token opens a new block
-    const int64_t to_boundary = block - c % block;  // steps until c is a multiple of block
-    stretch = std::min({stretch, to_boundary - 1, r->max_output_tokens - r->num_output - 1,
-                        config_.max_model_len - r->num_tokens() - 1});
+    end = std::min({end, r->max_output_tokens - r->num_output - 1,
+                    config_.max_model_len - r->num_tokens() - 1});
     context_sum += c;
     context_min = std::min(context_min, c);
     context_max = std::max(context_max, c);
   }
-  if (stretch < 2) return false;
+  if (end < 1) return false;
+  lanes_.resize(static_cast<std::size_t>(n));
+  decode_next_work_ = INT64_MAX;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    Request& r = *running[i];
+    lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r), 0};
+    decode_next_work_ = std::min(decode_next_work_, lanes_[i].next_work);
+  }
+  decode_run_ = true;
+  decode_run_steps_ = 0;
+  decode_run_end_ = end;
+  decode_context_sum_ = context_sum;
+  decode_context_min_ = context_min;
+  decode_context_max_ = context_max;
+  decode_usage_ = kv_.Usage();
+  decode_cost_ = &DecodeCosts(n);
+  return true;
+}
+
+bool Instance::FastDecode(SimTime until) {
+  if (!fast_decode_) return false;
+  if (!scheduler_.waiting().empty()) {  // an arrival (or a preempted request) to schedule
+    EndDecodeRun();
+    return false;
+  }
   const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
   if (now_ >= until || now_ >= next_arrival) return false;
-  // The first step's allocation would release skipped GDN states; do it here, in the
-  // same order. Later steps would find nothing to release.
-  for (Request* r : running)
-    kv_.ReleaseSkippedStates(*r);
-  int64_t steps = 0;
+  if (!decode_run_ && !StartDecodeRun()) return false;
+
+  const auto n = static_cast<int64_t>(lanes_.size());
+  const int64_t block_size = kv_.layout().block_size;
+  const PrefixHit no_hit;
+  int64_t step = decode_run_steps_;
   SimTime t = now_;
-  const double usage = kv_.Usage();
-  while (steps < stretch && t < until && t < next_arrival) {
-    BatchShape shape;
-    shape.AddDecodes(n, context_sum + steps * n, context_min + steps, context_max + steps);
-    const SimTime duration = cost_.Cost(shape).total_ns;
+  bool pool_short = false;
+  while (step < decode_run_end_ && t < until && t < next_arrival) {
+    if (step == decode_next_work_) {
+      // As the scheduler's step would, in running order -- unless the pool might run
+      // short, which needs the ordinary step (it preempts).
+      // A lane whose boundaries take only anonymous blocks takes them as a count (its
+      // request is listed them when the run ends); the others allocate for real.
+      int64_t needed = 0;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        DecodeLane& lane = lanes_[i];
+        if (lane.next_work != step) continue;
+        if (lane.anonymous > 0) {
+          needed += lane.anonymous;
+          continue;
+        }
+        BringTo(i, step);
+        needed += kv_.DecodeBlocksNeeded(*lane.request);
+      }
+      if (needed > kv_.num_free_blocks()) {
+        pool_short = true;
+        break;
+      }
+      for (DecodeLane& lane : lanes_) {
+        if (lane.next_work != step) continue;
+        bool allocated = true;
+        if (lane.anonymous > 0) {
+          allocated = kv_.TakeAnonymousDecodeBlocks(lane.anonymous);
+          ++lane.pending;
+        } else {
+          allocated = kv_.Allocate(*lane.request, 1, no_hit, false);
+        }
+        FLEETSIM_CHECK(allocated, "a decode step's blocks were counted free");
+      }
+      decode_usage_ = kv_.Usage();
+      ++fast_decode_pool_steps_;
+    }
+    const int64_t context_sum = decode_context_sum_ + step * n;
+    const SimTime duration =
+        decode_cost_->TotalNs(context_sum, decode_context_min_ + step, decode_context_max_ + step);
     if (on_step_) {
-      StepRecord step;
-      step.start = t;
-      step.duration = duration;
-      step.decodes = n;
-      step.decode_context_mean = shape.mean_decode_context();
-      step.decode_context_max = shape.max_decode_context();
-      step.generated_tokens = n;
-      step.running = n;
-      step.kv_usage = usage;
-      on_step_(step);
+      StepRecord record;
+      record.start = t;
+      record.duration = duration;
+      record.decodes = n;
+      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
+      record.decode_context_max = decode_context_max_ + step;
+      record.generated_tokens = n;
+      record.running = n;
+      record.kv_usage = decode_usage_;
+      on_step_(record);
     }
     last_active_ = t;
     t += duration;
-    ++steps;
+    if (step == decode_next_work_) {
+      // The step's commits, in running order, and each request's next step with work.
+      decode_next_work_ = INT64_MAX;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        DecodeLane& lane = lanes_[i];
+        if (lane.next_work == step) {
+          if (lane.anonymous > 0) {
+            lane.next_work += block_size;  // the next boundary; nothing to commit
+          } else {
+            BringTo(i, step + 1);
+            kv_.CommitStep(*lane.request);
+            lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
+          }
+        }
+        decode_next_work_ = std::min(decode_next_work_, lane.next_work);
+      }
+    }
+    ++step;
   }
+  const int64_t steps = step - decode_run_steps_;
+  decode_run_steps_ = step;
+  // Past the window's end the run goes on in the next call; anything else changes the batch.
+  if (pool_short || step >= decode_run_end_ || t >= next_arrival) EndDecodeRun();
   if (steps == 0) return false;
-  for (Request* r : running) {
-    r->num_computed += steps;
-    r->num_output += steps;
-    RecordOf(*r).output_tokens = r->num_output;
-  }
   steps_ += steps;
   fast_decode_steps_ += steps;
   busy_ += t - now_;

@@ -13,10 +13,12 @@
 // that takes the settled records as it goes keeps nothing else.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,8 @@ class Instance {
   // steps one by one, which must give identical results.
   void SetFastDecode(bool on) { fast_decode_ = on; }
   int64_t fast_decode_steps() const { return fast_decode_steps_; }
+  // Of those, the steps that had pool work (a block boundary, a release, a commit).
+  int64_t fast_decode_pool_steps() const { return fast_decode_pool_steps_; }
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
@@ -106,9 +110,21 @@ class Instance {
   // Moves a request's record to the settled list and frees its slot.
   void Settle(Request& request);
   void RunStep();
-  // Advances a stretch of pure-decode steps in bulk when nothing can change the batch
-  // in between; false when the next step must run the ordinary way.
+  // Advances pure-decode steps in one move until an event changes the batch (an arrival,
+  // a finish, a pool too short for the next step's blocks) or the window ends, doing only
+  // the pool work of the steps that have some; false when the next step must run the
+  // ordinary way. A decode run outlives a window: the requests' counts are brought up to
+  // date only where the run does pool work and when it ends (EndDecodeRun), so a window
+  // that only advances decodes reads the run's lanes, not every request.
   bool FastDecode(SimTime until);
+  bool StartDecodeRun();
+  // Brings every request of the run to the steps taken and ends it; before anything else
+  // reads or changes the running requests.
+  void EndDecodeRun();
+  // Brings the lane's request to `step` steps of the run.
+  void BringTo(std::size_t lane, int64_t step);
+  // The step costs of `decodes` decodes, kept for the few batch sizes seen last.
+  StepCostModel::DecodeRun& DecodeCosts(int64_t decodes);
   BatchShape ShapeOf(const StepPlan& plan) const;
 
   KvCacheManager kv_;
@@ -130,6 +146,28 @@ class Instance {
   SimTime busy_ = 0;
   bool fast_decode_ = true;
   int64_t fast_decode_steps_ = 0;
+  int64_t fast_decode_pool_steps_ = 0;
+  // The decode run in progress (FastDecode): one lane per running request, in running
+  // order, with steps counted from the run's first.
+  struct DecodeLane {
+    Request* request = nullptr;
+    int64_t next_work = 0;  // the next step with pool work
+    int64_t synced = 0;     // the step the request's counts stand at
+    int64_t anonymous = 0;  // blocks per boundary when they are only counted, else 0
+    int64_t pending = 0;    // boundaries counted and not yet listed in the request
+  };
+  std::vector<DecodeLane> lanes_;
+  bool decode_run_ = false;
+  int64_t decode_run_steps_ = 0;    // steps taken
+  int64_t decode_run_end_ = 0;      // the first step that would finish a request
+  int64_t decode_next_work_ = 0;    // the first step with pool work
+  int64_t decode_context_sum_ = 0;  // at the run's first step
+  int64_t decode_context_min_ = 0;  // the shortest and longest context, at the run's first step
+  int64_t decode_context_max_ = 0;
+  double decode_usage_ = 0;  // the pool's usage after the last step
+  StepCostModel::DecodeRun* decode_cost_ = nullptr;
+  std::array<std::optional<StepCostModel::DecodeRun>, 4> decode_costs_;
+  std::size_t next_decode_cost_ = 0;
 };
 
 }  // namespace fleetsim

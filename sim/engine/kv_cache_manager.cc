@@ -9,26 +9,47 @@ KvCacheManager::KvCacheManager(const KvCacheLayout& layout, int64_t num_blocks, 
       block_size_(layout.block_size),
       prefix_caching_(prefix_caching),
       align_(layout.mamba_mode == MambaCacheMode::kAlign),
-      pool_(num_blocks) {}
+      pool_(num_blocks) {
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g)
+    has_attention_ = has_attention_ || IsAttention(g);
+}
 
 bool KvCacheManager::IsAttention(std::size_t group) const {
   return layout_.groups[group].type == LayerType::kFullAttention;
 }
 
 PrefixHit KvCacheManager::FindLongestHit(const Request& request) const {
-  const std::size_t num_groups = layout_.groups.size();
   PrefixHit hit;
-  hit.blocks.resize(num_groups);
-  if (!prefix_caching_) return hit;
-  const int64_t max_blocks = (request.num_tokens() - 1) / block_size_;
+  FindLongestHit(request, hit);
+  return hit;
+}
 
-  // Attention: the longest run of cached blocks from the start, in every attention group.
+void KvCacheManager::FindLongestHit(const Request& request, PrefixHit& hit) const {
+  const std::size_t num_groups = layout_.groups.size();
+  hit.tokens = 0;
+  hit.blocks.resize(num_groups);
+  for (auto& blocks : hit.blocks)
+    blocks.clear();
+  if (!prefix_caching_) return;
+  // Past these every lookup would miss: nothing else has those hashes yet.
+  const int64_t indexable =
+      request.private_blocks_indexed ? INT64_MAX : request.shared_hash_blocks();
+  const int64_t max_blocks = std::min((request.num_tokens() - 1) / block_size_, indexable);
+
+  // Attention: the longest run of cached blocks from the start, in every attention group,
+  // collected as it is found.
   int64_t attention_blocks = 0;
   for (; attention_blocks < max_blocks; ++attention_blocks) {
     const BlockHash hash = request.BlockHashAt(attention_blocks);
     bool all = true;
     for (std::size_t g = 0; g < num_groups && all; ++g) {
-      if (IsAttention(g)) all = pool_.Lookup({hash, static_cast<int>(g)}).has_value();
+      if (!IsAttention(g)) continue;
+      const std::optional<BlockId> block = pool_.Lookup({hash, static_cast<int>(g)});
+      if (block) {
+        hit.blocks[g].push_back(*block);
+      } else {
+        all = false;
+      }
     }
     if (!all) break;
   }
@@ -39,25 +60,26 @@ PrefixHit KvCacheManager::FindLongestHit(const Request& request) const {
       const BlockHash hash = request.BlockHashAt(hit_blocks - 1);
       bool all = true;
       for (std::size_t g = 0; g < num_groups && all; ++g) {
-        if (!IsAttention(g)) all = pool_.Lookup({hash, static_cast<int>(g)}).has_value();
+        if (IsAttention(g)) continue;
+        const std::optional<BlockId> block = pool_.Lookup({hash, static_cast<int>(g)});
+        if (block) {
+          hit.blocks[g].assign(1, *block);
+        } else {
+          all = false;
+        }
       }
       if (all) break;
       --hit_blocks;
     }
   }
   hit.tokens = hit_blocks * block_size_;
-  if (hit_blocks == 0) return hit;
   for (std::size_t g = 0; g < num_groups; ++g) {
-    const int group = static_cast<int>(g);
-    if (IsAttention(g)) {
-      for (int64_t i = 0; i < hit_blocks; ++i) {
-        hit.blocks[g].push_back(*pool_.Lookup({request.BlockHashAt(i), group}));
-      }
-    } else {
-      hit.blocks[g].push_back(*pool_.Lookup({request.BlockHashAt(hit_blocks - 1), group}));
+    if (hit_blocks == 0) {
+      hit.blocks[g].clear();
+    } else if (IsAttention(g)) {
+      hit.blocks[g].resize(static_cast<std::size_t>(hit_blocks));
     }
   }
-  return hit;
 }
 
 int64_t KvCacheManager::BlocksNeeded(const Request& request, std::size_t group,
@@ -87,17 +109,15 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
   for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
     if (IsAttention(g)) continue;
     auto& blocks = request.blocks[g];
-    std::vector<BlockId> freed;
     // Every real block before the current state goes, last first; chunks that span
     // several blocks leave null positions between them, so do not stop at a null.
     for (int64_t i = std::min<int64_t>(state_position, static_cast<int64_t>(blocks.size())) - 1;
          i >= request.gdn_scan_from; --i) {
       BlockId& block = blocks[static_cast<std::size_t>(i)];
       if (block == kNullBlock) continue;
-      freed.push_back(block);
+      pool_.Free(block);
       block = kNullBlock;
     }
-    pool_.Free(freed);
   }
   request.gdn_scan_from = state_position;
 }
@@ -105,7 +125,18 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
 bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
                               bool full_sequence_must_fit) {
   const std::size_t num_groups = layout_.groups.size();
-  if (request.blocks.empty()) request.blocks.resize(num_groups);
+  if (request.blocks.empty()) {
+    request.blocks.resize(num_groups);
+    request.num_prompt_hashes = static_cast<int32_t>(request.prompt_block_hashes.size());
+    // Room for the request at its longest, once, rather than growing step by step.
+    const int64_t longest = std::min(request.prompt_tokens + request.max_output_tokens,
+                                     std::max<int64_t>(layout_.max_model_len, 1));
+    for (std::size_t g = 0; g < num_groups; ++g) {
+      const bool positions = IsAttention(g) || align_;
+      request.blocks[g].reserve(
+          static_cast<std::size_t>(positions ? CeilDiv(longest) : 1 + layout_.num_spec));
+    }
+  }
   FreeSkippedStates(request);
 
   const int64_t computed = std::max(request.num_computed, hit.tokens);
@@ -137,8 +168,16 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
     auto& blocks = request.blocks[g];
     int64_t fresh = 0;
     if (IsAttention(g)) {
-      fresh = CeilDiv(total) - static_cast<int64_t>(blocks.size());
-    } else if (!align_) {
+      // Blocks whose hash can never be in the index are held anonymously (no pool state).
+      const auto held = static_cast<int64_t>(blocks.size());
+      const int64_t end = CeilDiv(total);
+      const int64_t named =
+          prefix_caching_ ? std::clamp(IndexableBlocks(request) - held, int64_t{0}, end - held) : 0;
+      if (named > 0) pool_.Allocate(named, blocks);
+      if (end - held - named > 0) pool_.Allocate(end - held - named, blocks, true);
+      continue;
+    }
+    if (!align_) {
       fresh = blocks.empty() ? 1 + layout_.num_spec : 0;
     } else {
       const int64_t new_position = CeilDiv(total) - 1;
@@ -147,12 +186,16 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
         fresh = 1 + layout_.num_spec;
       }
     }
-    if (fresh > 0) pool_.Allocate(fresh, blocks);
+    // GDN states are cached (checkpoints) only with prefix caching.
+    if (fresh > 0) pool_.Allocate(fresh, blocks, !prefix_caching_);
   }
-  // Hash the attention blocks this step fills, as vLLM does at allocation.
+  // Hash the attention blocks this step fills, as vLLM does at allocation: those a hit
+  // reused are cached already, and private ones wait for a preemption (see the header).
   if (prefix_caching_) {
     const int64_t full = std::min(total, request.num_tokens()) / block_size_;
-    for (int64_t i = request.num_hashed_blocks; i < full; ++i) {
+    const int64_t from = std::max(request.num_hashed_blocks, hit.tokens / block_size_);
+    const int64_t to = std::min(full, IndexableBlocks(request));
+    for (int64_t i = from; i < to; ++i) {
       const BlockHash hash = request.BlockHashAt(i);
       for (std::size_t g = 0; g < num_groups; ++g) {
         if (IsAttention(g))
@@ -178,11 +221,98 @@ void KvCacheManager::CommitStep(Request& request) {
   }
 }
 
+int64_t KvCacheManager::DecodeStepsWithoutPoolWork(const Request& request) const {
+  const int64_t computed = request.num_computed;
+  const int64_t b = block_size_;
+  const int64_t phase = computed % b;
+  // Steps until the computed count is `target` (in [0, b)) modulo the block size.
+  const auto steps_to = [b, phase](int64_t target) {
+    const int64_t d = target - phase;
+    return d < 0 ? d + b : d;
+  };
+  int64_t steps = INT64_MAX;
+  // The step from a multiple of the block opens a new block (attention, and GDN in align).
+  if (has_attention_ || align_) steps = steps_to(0);
+  // The step after a checkpoint releases the older GDN state -- or the next one, when a
+  // prefill chunk moved the state since the last release.
+  if (align_) {
+    const bool behind = computed > 0 && CeilDiv(computed) - 1 > request.gdn_scan_from;
+    steps = std::min(steps, behind ? 0 : steps_to(1 % b));
+  }
+  // The step that fills a block hashes it (when it can be in the index) and, in align
+  // mode, caches the GDN checkpoint.
+  if (prefix_caching_) {
+    const int64_t to_full = steps_to(b - 1);
+    const int64_t filled = computed / b;  // the block that step fills
+    if (align_ || filled < IndexableBlocks(request)) steps = std::min(steps, to_full);
+  }
+  return steps;
+}
+
+int64_t KvCacheManager::DecodeBlocksNeeded(const Request& request) const {
+  static const std::vector<BlockId> kNoHit;
+  const int64_t total = request.num_computed + 1;
+  int64_t needed = 0;
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g)
+    needed += BlocksNeeded(request, g, total, 0, kNoHit, 0);
+  return needed;
+}
+
+int64_t KvCacheManager::AnonymousDecodeBlocks(const Request& request) const {
+  if (align_) return 0;
+  // The next boundary's block is number num_computed / block; later ones come after it.
+  if (prefix_caching_ && request.num_computed / block_size_ < IndexableBlocks(request)) return 0;
+  return layout_.AttentionGroups();
+}
+
+void KvCacheManager::ListAnonymousDecodeBlocks(Request& request, int64_t boundaries) const {
+  for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
+    if (!IsAttention(g)) continue;
+    auto& blocks = request.blocks[g];
+    blocks.insert(blocks.end(), static_cast<std::size_t>(boundaries), kAnonymousBlock);
+  }
+}
+
+void KvCacheManager::CatchUpHashedBlocks(Request& request) const {
+  if (!prefix_caching_) return;
+  request.num_hashed_blocks =
+      std::max(request.num_hashed_blocks,
+               std::min(request.num_computed, request.num_tokens()) / block_size_);
+}
+
+void KvCacheManager::Preempt(Request& request) {
+  if (prefix_caching_ && !request.private_blocks_indexed) {
+    // Only this request has these hashes, so no key is cached twice: the order is free.
+    for (std::size_t g = 0; g < layout_.groups.size() && g < request.blocks.size(); ++g) {
+      if (!IsAttention(g)) continue;
+      const auto& blocks = request.blocks[g];
+      const int64_t end = std::min(request.num_hashed_blocks, static_cast<int64_t>(blocks.size()));
+      for (int64_t i = request.shared_hash_blocks(); i < end; ++i) {
+        BlockId& block = request.blocks[g][static_cast<std::size_t>(i)];
+        block = pool_.Name(block);
+        pool_.Cache(block, {request.BlockHashAt(i), static_cast<int>(g)});
+      }
+    }
+    request.private_blocks_indexed = true;
+  }
+  Free(request);
+}
+
 void KvCacheManager::Free(Request& request) {
   for (std::size_t g = 0; g < request.blocks.size(); ++g) {
     auto& blocks = request.blocks[g];
-    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it)
+    // Anonymous blocks in a row go back as one count: the same queue.
+    int64_t anonymous = 0;
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      if (*it == kAnonymousBlock) {
+        ++anonymous;
+        continue;
+      }
+      pool_.FreeAnonymous(anonymous);
+      anonymous = 0;
       pool_.Free(*it);
+    }
+    pool_.FreeAnonymous(anonymous);
     blocks.clear();
   }
   request.blocks.clear();

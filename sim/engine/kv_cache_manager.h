@@ -8,6 +8,13 @@
 // Attention blocks are hashed when allocated (as vLLM does, so a request admitted later in
 // the same step may hit them); a GDN checkpoint is hashed when its step completes, so it
 // cannot be hit in the step that writes it.
+//
+// Prefix-cache work only where a hit is possible: an attention block past the prompt's
+// workload hashes has a hash only its own request produces (Request::BlockHashAt), which
+// only that request can hit, and only after a preemption. Such blocks enter the index when
+// their request is first preempted (Preempt), and from then on as they are hashed; until
+// then they cost no index work, and a request that finishes unpreempted leaves them
+// anonymous in the free queue. Every lookup gives what hashing them all would have given.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +40,8 @@ class KvCacheManager {
   // Longest hit: whole cached blocks from the start, capped at num_tokens - 1; for a
   // hybrid, trimmed back to the last block every GDN group holds a checkpoint for.
   PrefixHit FindLongestHit(const Request& request) const;
+  // The same into `hit`, reusing its lists' room.
+  void FindLongestHit(const Request& request, PrefixHit& hit) const;
 
   // Makes room for `num_new_tokens` more tokens of `request` (a waiting request passes its
   // hit; a running one an empty hit). With `full_sequence_must_fit`, admission also needs
@@ -45,21 +54,53 @@ class KvCacheManager {
   // when the step ended on a block boundary.
   void CommitStep(Request& request);
 
+  // Decode steps in bulk (Instance's event-driven decode). For a decoding request whose
+  // last Allocate was for its current num_computed: how many decode steps it takes before
+  // the first whose Allocate or CommitStep can change the pool or the index (a new block,
+  // a GDN state released, a block hashed into the index, a checkpoint cached); 0 when the
+  // next one can. Steps in between may skip both calls.
+  int64_t DecodeStepsWithoutPoolWork(const Request& request) const;
+  // Free blocks the request's next decode step takes (Allocate's own count).
+  int64_t DecodeBlocksNeeded(const Request& request) const;
+  // When every decode step of the request from here on takes only anonymous blocks at its
+  // boundaries -- one per attention group, nothing else, no hashing (no GDN state in
+  // align mode, no hash another request or its own preemption could hit) -- how many per
+  // boundary; 0 otherwise. Such steps can be taken as counts (TakeAnonymousDecodeBlocks)
+  // and the blocks listed later (ListAnonymousDecodeBlocks).
+  int64_t AnonymousDecodeBlocks(const Request& request) const;
+  // Takes `n` anonymous blocks from the pool for decode boundaries (false, nothing
+  // taken, when fewer are free).
+  bool TakeAnonymousDecodeBlocks(int64_t n) { return pool_.AllocateAnonymous(n); }
+  // Lists `boundaries` boundaries' anonymous blocks in the request's attention groups.
+  void ListAnonymousDecodeBlocks(Request& request, int64_t boundaries) const;
+  // After decode steps that skipped Allocate: the hashed-block count Allocate would have
+  // left, as of request.num_computed.
+  void CatchUpHashedBlocks(Request& request) const;
+
   // Frees GDN state blocks before the one holding the request's current state -- what
   // every allocation does first; idempotent.
   void ReleaseSkippedStates(Request& request) { FreeSkippedStates(request); }
 
   // Releases every block of the request, its last blocks first.
   void Free(Request& request);
+  // Releases them as a preemption does: first indexing the request's private blocks, which
+  // it may hit when it runs again.
+  void Preempt(Request& request);
 
   int64_t num_free_blocks() const { return pool_.num_free(); }
   int64_t num_usable_blocks() const { return pool_.num_blocks() - 1; }
   double Usage() const { return pool_.Usage(); }
   const KvCacheLayout& layout() const { return layout_; }
+  const BlockPool& pool() const { return pool_; }
 
  private:
   bool IsAttention(std::size_t group) const;
   int64_t CeilDiv(int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
+  // Attention blocks of `request` whose hash can be in the index (see the header); while
+  // it holds blocks.
+  int64_t IndexableBlocks(const Request& request) const {
+    return request.private_blocks_indexed ? INT64_MAX : request.num_prompt_hashes;
+  }
   // Frees GDN positions before the one holding the state after `num_computed` tokens.
   void FreeSkippedStates(Request& request);
   // Free blocks group `group` takes to reach `total_tokens` (`check_tokens` for the
@@ -72,6 +113,7 @@ class KvCacheManager {
   int64_t block_size_;
   bool prefix_caching_;
   bool align_;
+  bool has_attention_ = false;
   BlockPool pool_;
 };
 

@@ -1,24 +1,24 @@
 // The prefix cache's index: from a cached hash (with its KV-cache group) to the first block
 // cached under it (vLLM's BlockPool.cached_block_hash_to_block, first entry).
 //
-// Open addressing with linear probing and backward-shift deletion. A slot is 8 bytes: the
-// low 32 bits of the key's mixed hash (its home position, and a cheap filter) and the
-// block; the full key lives in the block pool's per-block state, which the caller reads
-// through `key_of`. At most half the slots are used, so a pool of n blocks costs at most
-// 16n bytes here -- against ~90 bytes per cached block for a std::unordered_map of nodes,
-// which made the index the largest and most cache-hostile part of a long fleet run.
+// Open addressing with linear probing and backward-shift deletion. A slot is 16 bytes and
+// holds the whole key (hash and group) beside the block, so a lookup costs one cache miss:
+// the slot's line, not the block's state as well. Between an eighth and a half of the slots
+// are used (it doubles past a half and halves below an eighth), so it costs 32 to 128 bytes
+// per key it holds, 64 slots at least, and nothing when empty: it follows what is cached
+// now, not what ever was.
 //
 //   PrefixIndex index;
-//   auto key_of = [&](BlockId b) { return keys[b]; };
 //   index.Insert({hash, 0}, 7);               // the key must not be there yet
-//   index.Find({hash, 0}, key_of);            // 7
-//   index.Erase({hash, 0}, key_of);
+//   index.Find({hash, 0});                    // 7
+//   index.Erase({hash, 0});
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/check.h"
 #include "core/hash64.h"
 
 namespace fleetsim {
@@ -26,6 +26,8 @@ namespace fleetsim {
 using BlockId = int32_t;
 using BlockHash = uint64_t;
 inline constexpr BlockId kNullBlock = 0;
+// A held block without a name: its content is never cached (see BlockPool).
+inline constexpr BlockId kAnonymousBlock = -1;
 
 // A prefix hash as cached for one KV-cache group (vLLM's BlockHashWithGroupId).
 struct CacheKey {
@@ -37,38 +39,37 @@ struct CacheKey {
 class PrefixIndex {
  public:
   // The block stored under `key`, or kNullBlock.
-  template <typename KeyOf>
-  BlockId Find(CacheKey key, const KeyOf& key_of) const {
-    const std::size_t at = SlotOf(key, key_of);
+  BlockId Find(CacheKey key) const {
+    const std::size_t at = SlotOf(key);
     return at == kAbsent ? kNullBlock : slots_[at].block;
   }
 
   // Stores `block` under `key`, which must be absent.
   void Insert(CacheKey key, BlockId block) {
-    if (2 * (size_ + 1) > slots_.size()) Grow();
-    const uint32_t hash = HashOf(key);
-    std::size_t at = hash & mask_;
+    if (2 * (size_ + 1) > slots_.size()) Resize(slots_.empty() ? kMinSlots : 2 * slots_.size());
+    std::size_t at = HomeOf(key);
     while (slots_[at].block != kNullBlock)
       at = (at + 1) & mask_;
-    slots_[at] = {hash, block};
+    slots_[at] = {key.hash, key.group, block};
     ++size_;
   }
 
   // Points the present `key` at another block.
-  template <typename KeyOf>
-  void Replace(CacheKey key, BlockId block, const KeyOf& key_of) {
-    slots_[SlotOf(key, key_of)].block = block;
+  void Replace(CacheKey key, BlockId block) {
+    const std::size_t at = SlotOf(key);
+    FLEETSIM_CHECK(at != kAbsent, "only a cached key is pointed elsewhere");
+    slots_[at].block = block;
   }
 
   // Removes the present `key`.
-  template <typename KeyOf>
-  void Erase(CacheKey key, const KeyOf& key_of) {
-    std::size_t hole = SlotOf(key, key_of);
+  void Erase(CacheKey key) {
+    std::size_t hole = SlotOf(key);
+    FLEETSIM_CHECK(hole != kAbsent, "only a cached key is erased");
     // Shift later members of the probe run back into the hole unless that would move
     // them before their home slot.
     for (std::size_t at = (hole + 1) & mask_; slots_[at].block != kNullBlock;
          at = (at + 1) & mask_) {
-      const std::size_t home = slots_[at].hash & mask_;
+      const std::size_t home = HomeOf({slots_[at].hash, slots_[at].group});
       const bool stays = hole <= at ? (hole < home && home <= at) : (hole < home || home <= at);
       if (stays) continue;
       slots_[hole] = slots_[at];
@@ -76,39 +77,50 @@ class PrefixIndex {
     }
     slots_[hole] = {};
     --size_;
+    if (size_ == 0) {
+      std::vector<Slot>().swap(slots_);  // an empty index keeps nothing
+      mask_ = 0;
+    } else if (slots_.size() > kMinSlots && 8 * size_ < slots_.size()) {
+      Resize(slots_.size() / 2);
+    }
   }
 
   std::size_t size() const { return size_; }
+  // Bytes the table holds.
+  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 
  private:
   struct Slot {
-    uint32_t hash = 0;
+    BlockHash hash = 0;
+    int32_t group = 0;
     BlockId block = kNullBlock;  // kNullBlock: empty (the null block is never cached)
   };
+  static_assert(sizeof(Slot) == 16);
   static constexpr std::size_t kAbsent = ~std::size_t{0};
+  static constexpr std::size_t kMinSlots = 64;
 
-  static uint32_t HashOf(CacheKey key) {
-    return static_cast<uint32_t>(Mix64(key.hash ^ Mix64(static_cast<uint64_t>(key.group))));
+  std::size_t HomeOf(CacheKey key) const {
+    return static_cast<std::size_t>(Mix64(key.hash ^ Mix64(static_cast<uint64_t>(key.group)))) &
+           mask_;
   }
 
-  template <typename KeyOf>
-  std::size_t SlotOf(CacheKey key, const KeyOf& key_of) const {
-    if (slots_.empty()) return kAbsent;
-    const uint32_t hash = HashOf(key);
-    for (std::size_t at = hash & mask_; slots_[at].block != kNullBlock; at = (at + 1) & mask_) {
-      if (slots_[at].hash == hash && key_of(slots_[at].block) == key) return at;
+  std::size_t SlotOf(CacheKey key) const {
+    if (size_ == 0) return kAbsent;
+    for (std::size_t at = HomeOf(key); slots_[at].block != kNullBlock; at = (at + 1) & mask_) {
+      if (slots_[at].hash == key.hash && slots_[at].group == key.group) return at;
     }
     return kAbsent;
   }
 
-  // Doubles the table; the home slot comes from the stored hash, so no key is read.
-  void Grow() {
+  // Rehashes into `count` slots (a power of two, more than twice the keys).
+  void Resize(std::size_t count) {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
-    mask_ = slots_.size() - 1;
+    slots_.assign(count, Slot{});
+    slots_.shrink_to_fit();
+    mask_ = count - 1;
     for (const Slot& slot : old) {
       if (slot.block == kNullBlock) continue;
-      std::size_t at = slot.hash & mask_;
+      std::size_t at = HomeOf({slot.hash, slot.group});
       while (slots_[at].block != kNullBlock)
         at = (at + 1) & mask_;
       slots_[at] = slot;

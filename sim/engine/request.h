@@ -16,7 +16,6 @@ enum class RequestState { kWaiting, kRunning, kFinished, kRejected };
 // Fields in the order a scheduling step reads them: the first cache line holds what every
 // running request is checked for each step, the next ones its blocks.
 struct alignas(64) Request {
-  int64_t id = 0;  // stable, unique within the run
   int64_t prompt_tokens = 0;
   int64_t max_output_tokens = 0;
   int64_t num_computed = 0;
@@ -28,10 +27,17 @@ struct alignas(64) Request {
   int64_t gdn_scan_from = 0;
   RequestState state = RequestState::kWaiting;
   int num_preemptions = 0;
+  // prompt_block_hashes.size(), kept here by the KV cache manager while it holds blocks
+  // (read with the fields above, not from the vector's own cache line).
+  int32_t num_prompt_hashes = 0;
+  // Whether the blocks past the prompt's hashes (hashes only this request produces) are
+  // in the prefix-cache index: from its first preemption on, when it could hit them.
+  bool private_blocks_indexed = false;
 
   // Owned by the KV cache manager.
   GroupBlocks blocks;
 
+  int64_t id = 0;             // stable, unique within the run
   int64_t slot = -1;          // the instance's record slot while the request is live
   int64_t cached_tokens = 0;  // prefix hit at first admission
   std::string name;           // the workload's id, for traces and tests
@@ -41,6 +47,8 @@ struct alignas(64) Request {
   std::vector<BlockHash> prompt_block_hashes;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
+  // Blocks whose hash another request can produce: those the workload hashed.
+  int64_t shared_hash_blocks() const { return static_cast<int64_t>(prompt_block_hashes.size()); }
   bool prefill_done() const { return num_computed >= num_tokens(); }
   BlockHash BlockHashAt(int64_t index) const;
 };

@@ -56,17 +56,20 @@ int64_t Scheduler::AlignedSplit(const Request& request, int64_t computed, int64_
 }
 
 void Scheduler::Preempt(Request* victim) {
-  kv_cache_.Free(*victim);
+  kv_cache_.Preempt(*victim);
   victim->num_computed = 0;
   victim->state = RequestState::kWaiting;
   ++victim->num_preemptions;
   waiting_.push_front(victim);
 }
 
-StepPlan Scheduler::Schedule() {
-  StepPlan plan;
+const StepPlan& Scheduler::Schedule() {
+  StepPlan& plan = plan_;
+  plan.chunks.clear();
+  plan.preempted.clear();
+  plan.total_tokens = 0;
   int64_t budget = config_.max_num_batched_tokens;
-  const PrefixHit no_hit;
+  const PrefixHit& no_hit = no_hit_;
 
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Request* request = running_[i];
@@ -92,7 +95,7 @@ StepPlan Scheduler::Schedule() {
       }
     }
     if (!scheduled) break;
-    plan.chunks.push_back({request, n, request->num_computed, false, 0});
+    plan.chunks.push_back({request, n, request->num_computed, false, 0, request->num_output});
     budget -= n;
     ++i;
   }
@@ -101,7 +104,8 @@ StepPlan Scheduler::Schedule() {
     while (!waiting_.empty() && budget > 0 &&
            static_cast<int>(running_.size()) < config_.max_num_seqs) {
       Request* request = waiting_.front();
-      const PrefixHit hit = kv_cache_.FindLongestHit(*request);
+      PrefixHit& hit = hit_;
+      kv_cache_.FindLongestHit(*request, hit);
       int64_t n = request->num_tokens() - hit.tokens;
       if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
         n = config_.long_prefill_token_threshold;
@@ -116,7 +120,7 @@ StepPlan Scheduler::Schedule() {
       request->state = RequestState::kRunning;
       request->num_computed = hit.tokens;
       if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
-      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens});
+      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens, request->num_output});
       budget -= n;
     }
   }
@@ -125,8 +129,9 @@ StepPlan Scheduler::Schedule() {
   return plan;
 }
 
-std::vector<Request*> Scheduler::Complete(const StepPlan& plan) {
-  std::vector<Request*> finished;
+const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
+  std::vector<Request*>& finished = finished_;
+  finished.clear();
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request* request = chunk.request;
     request->num_computed += chunk.num_tokens;

@@ -10,9 +10,12 @@
 //
 //   Scheduler scheduler(config, kv_cache);
 //   scheduler.Add(&request);
-//   StepPlan plan = scheduler.Schedule();   // what the next forward pass computes
+//   const StepPlan& plan = scheduler.Schedule();   // what the next forward pass computes
 //   ... charge plan's time ...
-//   scheduler.Complete(plan);               // advance, emit tokens, finish, free
+//   scheduler.Complete(plan);                      // advance, emit tokens, finish, free
+//
+// The plan and the finished list live in the scheduler and are refilled each step (their
+// room is kept), so a step allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,7 @@ struct ScheduledChunk {
   int64_t computed_before = 0;  // the request's computed tokens before this step
   bool admitted = false;        // came from the waiting queue this step
   int64_t cached_tokens = 0;    // prefix hit at admission
+  int64_t output_before = 0;    // the request's output tokens before this step
 };
 
 struct StepPlan {
@@ -68,10 +72,12 @@ class Scheduler {
   // that alone, at its longest, needs more blocks than the pool has. Such a request
   // ends as kRejected with the reason, and is never queued.
   RejectReason Add(Request* request);
-  StepPlan Schedule();
+  // Valid until the next call.
+  const StepPlan& Schedule();
   // Advances every scheduled request by its chunk; a request whose prompt is computed
-  // emits one token; those done (output length or max_model_len) are freed and returned.
-  std::vector<Request*> Complete(const StepPlan& plan);
+  // emits one token; those done (output length or max_model_len) are freed and returned
+  // (valid until the next call).
+  const std::vector<Request*>& Complete(const StepPlan& plan);
 
   const std::vector<Request*>& running() const { return running_; }
   const std::deque<Request*>& waiting() const { return waiting_; }
@@ -87,6 +93,10 @@ class Scheduler {
   int64_t block_size_;
   std::vector<Request*> running_;
   std::deque<Request*> waiting_;
+  StepPlan plan_;
+  std::vector<Request*> finished_;
+  PrefixHit hit_;
+  const PrefixHit no_hit_;
 };
 
 }  // namespace fleetsim

@@ -151,20 +151,17 @@ double GridTable::LookupAt(const Position& position) const {
   return value;
 }
 
-template <bool kNeedSet>
-GridTable::Reading GridTable::Read(std::span<const double> point) const {
-  FLEETSIM_CHECK(point.size() == axes_.size() && axes_.size() <= kMaxRank,
-                 "a point has one coordinate per axis of the table");
-  // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
-  std::array<std::size_t, kMaxRank> lower{};
-  std::array<double, kMaxRank> weight{};
-  Reading reading;
-  for (std::size_t i = 0; i < axes_.size(); ++i) {
-    const Position p = PositionOn(i, point[i]);
-    lower[i] = p.lower;
-    weight[i] = p.weight;
-    reading.outside = reading.outside || p.outside;
+GridTable::Position GridTable::LocateOn(std::size_t i, double x, const Position& hint) const {
+  const std::vector<double>& axis = axes_[i];
+  // Inside the hinted segment, upper_bound would find its upper end: the same position.
+  if (hint.lower + 1 < axis.size() && axis[hint.lower] <= x && x < axis[hint.lower + 1]) {
+    return {hint.lower, (x - axis[hint.lower]) / (axis[hint.lower + 1] - axis[hint.lower]), false};
   }
+  return PositionOn(i, x);
+}
+
+template <bool kNeedSet>
+void GridTable::SumCorners(const std::size_t* lower, const double* weight, Reading& reading) const {
   // Sum over the 2^rank corners of the cell.
   for (std::size_t mask = 0; mask < (std::size_t{1} << axes_.size()); ++mask) {
     double w = 1;
@@ -182,7 +179,49 @@ GridTable::Reading GridTable::Read(std::span<const double> point) const {
     reading.value += w * values_[flat];
     if constexpr (kNeedSet) reading.unset = reading.unset || !set_[flat];
   }
+}
+
+template <bool kNeedSet>
+GridTable::Reading GridTable::Read(std::span<const double> point) const {
+  FLEETSIM_CHECK(point.size() == axes_.size() && axes_.size() <= kMaxRank,
+                 "a point has one coordinate per axis of the table");
+  // Per axis: the bracketing segment [lo, lo+1] and the weight of lo+1.
+  std::array<std::size_t, kMaxRank> lower{};
+  std::array<double, kMaxRank> weight{};
+  Reading reading;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const Position p = PositionOn(i, point[i]);
+    lower[i] = p.lower;
+    weight[i] = p.weight;
+    reading.outside = reading.outside || p.outside;
+  }
+  SumCorners<kNeedSet>(lower.data(), weight.data(), reading);
   return reading;
+}
+
+double GridTable::ReadAt(std::span<const Position> positions) const {
+  FLEETSIM_CHECK(positions.size() == axes_.size() && axes_.size() <= kMaxRank,
+                 "a position per axis of the table");
+  std::array<std::size_t, kMaxRank> lower{};
+  std::array<double, kMaxRank> weight{};
+  Reading reading;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    lower[i] = positions[i].lower;
+    weight[i] = positions[i].weight;
+  }
+  SumCorners<false>(lower.data(), weight.data(), reading);
+  return reading.value;
+}
+
+double GridTable::LookupAt(std::span<const Position> positions) const {
+  const double value = ReadAt(positions);
+  for (const Position& p : positions) {
+    if (p.outside) {
+      out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  return value;
 }
 
 double GridTable::Lookup(std::span<const double> point) const {

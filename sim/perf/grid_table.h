@@ -71,6 +71,21 @@ class GridTable {
   // axis can share one Locate: a step reads a dozen per-token kernels at one token count.
   Position Locate(double x) const { return PositionOn(0, x); }
   double LookupAt(const Position& position) const;
+  // Where `x` falls on axis `axis`; `hint` (a position found before on that axis) is tried
+  // first, so that a coordinate that moves little costs no search. The same position as
+  // a search gives.
+  Position LocateOn(std::size_t axis, double x, const Position& hint) const;
+  Position LocateOn(std::size_t axis, double x) const { return PositionOn(axis, x); }
+  // Lookup at positions found on every axis (one per axis): the same value, bit for bit,
+  // and the same count of lookups outside the grid.
+  double LookupAt(std::span<const Position> positions) const;
+  // The same value as LookupAt, without counting a lookup (for a caller that reads a value
+  // once and counts each reuse).
+  double ReadAt(std::span<const Position> positions) const;
+  // Counts `n` lookups outside the grid, made by a caller that reuses a value read once.
+  void CountOutOfGrid(int64_t n) const {
+    out_of_grid_.value.fetch_add(n, std::memory_order_relaxed);
+  }
   // The most axes a table may have (lookups keep their work on the stack).
   static constexpr std::size_t kMaxRank = 8;
   int64_t out_of_grid_lookups() const { return out_of_grid_.value.load(std::memory_order_relaxed); }
@@ -88,6 +103,9 @@ class GridTable {
   };
   template <bool kNeedSet>
   Reading Read(std::span<const double> point) const;
+  // The corner sum of the cell at per-axis `lower` ends and upper-end `weight`s.
+  template <bool kNeedSet>
+  void SumCorners(const std::size_t* lower, const double* weight, Reading& reading) const;
 
   std::vector<std::vector<double>> axes_;
   std::vector<std::size_t> strides_;

@@ -291,4 +291,91 @@ int64_t StepCostModel::OutOfGridLookups() const {
   return total;
 }
 
+StepCostModel::DecodeRun::DecodeRun(const StepCostModel& model, int64_t decodes)
+    : model_(model), decodes_(decodes) {
+  // The terms of Cost for this batch, read without counting; a read outside its grid is
+  // counted again at every later step, as Cost would.
+  const auto tokens = static_cast<double>(decodes);
+  const auto read = [this](const GridTable& table, std::span<const GridTable::Position> at) {
+    for (const GridTable::Position& p : at) {
+      if (p.outside) {
+        outside_.push_back(&table);
+        break;
+      }
+    }
+    return table.ReadAt(at);
+  };
+  const auto read1 = [&read](const GridTable& table, double x) {
+    const GridTable::Position at = table.Locate(x);
+    return read(table, std::span(&at, 1));
+  };
+  const GridTable::Position token_at = model.embedding_->Locate(tokens);
+  const auto token_us = [&](const GridTable& kernel) {
+    return model.shared_token_axis_ ? read(kernel, std::span(&token_at, 1)) : read1(kernel, tokens);
+  };
+  const auto plus_token_us = [&](double start, const std::vector<const GridTable*>& kernels) {
+    for (const GridTable* kernel : kernels)
+      start += token_us(*kernel);
+    return start;
+  };
+  head_us_ = read(*model.embedding_, std::span(&token_at, 1)) + token_us(*model.final_layernorm_);
+  for (const GridTable* kernel : model.full_kernels_)
+    full_kernels_us_.push_back(token_us(*kernel));
+  if (model.gdn_layers_ > 0) {
+    double regime = 0;  // GdnRegimeUs of a decode-only batch
+    for (const auto& [kernel, t] : model.tables_.linear_attention) {
+      if (!t.decode.empty()) regime += read1(t.decode, tokens);
+    }
+    tail_us_.push_back(model.gdn_layers_ * plus_token_us(regime, model.gdn_kernels_));
+  }
+  if (model.dense_mlp_layers_ > 0)
+    tail_us_.push_back(model.dense_mlp_layers_ * plus_token_us(0, model.mlp_kernels_));
+  if (model.moe_layers_ > 0) {  // MoeUs
+    const double e = model.moe_experts_;
+    const double activated =
+        std::min(e, e * (1.0 - std::pow(1.0 - static_cast<double>(model.moe_top_k_) / e, tokens)));
+    const GridTable::Position at[] = {model.tables_.moe->LocateOn(0, tokens),
+                                      model.tables_.moe->LocateOn(1, activated)};
+    tail_us_.push_back(model.moe_layers_ * read(*model.tables_.moe, at));
+  }
+  tail_us_.push_back(read1(*model.lm_head_, tokens));  // every decode samples
+  if (model.sampler_) tail_us_.push_back(read1(*model.sampler_, tokens));
+
+  if (model.full_layers_ > 0) decodes_at_ = model.tables_.attention.decode.LocateOn(0, tokens);
+}
+
+int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_min,
+                                          int64_t context_max) {
+  BatchShape batch;
+  batch.AddDecodes(decodes_, context_sum, context_min, context_max);
+  if (first_) {  // Cost itself, which also gives the part after the compute time
+    first_ = false;
+    const StepCost cost = model_.Cost(batch);
+    after_compute_ns_ = cost.total_ns - cost.compute_ns;
+    return cost.total_ns;
+  }
+  for (const GridTable* table : outside_)
+    table->CountOutOfGrid(1);
+  double us = head_us_;
+  if (model_.full_layers_ > 0) {
+    double layer = 0;
+    if (model_.tables_.skew && decodes_ > 1) {
+      // Mixed contexts: the skew correction reads the table at the mean and the longest.
+      layer = model_.AttentionUs(batch);
+    } else {
+      const GridTable& attention = model_.tables_.attention.decode;
+      context_at_ = attention.LocateOn(
+          1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
+      const GridTable::Position at[] = {decodes_at_, context_at_};
+      layer = attention.LookupAt(at);
+    }
+    for (const double kernel_us : full_kernels_us_)
+      layer += kernel_us;
+    us += model_.full_layers_ * layer;
+  }
+  for (const double term : tail_us_)
+    us += term;
+  return std::llround(us * 1000.0) + after_compute_ns_;
+}
+
 }  // namespace fleetsim

@@ -67,6 +67,34 @@ class StepCostModel {
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
 
+  // Decode-only steps of one batch size (the engine's event-driven decode): what Cost
+  // gives for each, to the bit, with the same out-of-grid counts, but with everything that
+  // depends only on the batch size read once -- a step reads the decode attention table,
+  // its batch-size position kept and its context position searched from the last one
+  // found. What Cost adds after the compute time (collectives, the step overhead) is taken
+  // from Cost itself at the first step: it depends on the step's tokens, which are the
+  // batch size. One object serves any number of steps of that size, in any order.
+  class DecodeRun {
+   public:
+    DecodeRun(const StepCostModel& model, int64_t decodes);
+    int64_t decodes() const { return decodes_; }
+    // The total time of a step whose decodes' contexts sum to `context_sum`, the shortest
+    // and longest being `context_min` and `context_max` (the skew correction reads them).
+    int64_t TotalNs(int64_t context_sum, int64_t context_min, int64_t context_max);
+
+   private:
+    const StepCostModel& model_;
+    int64_t decodes_;
+    bool first_ = true;
+    int64_t after_compute_ns_ = 0;
+    double head_us_ = 0;                     // embedding + final layernorm
+    std::vector<double> full_kernels_us_;    // per full-attention layer, after attention
+    std::vector<double> tail_us_;            // the terms Cost adds after the full layers
+    std::vector<const GridTable*> outside_;  // one entry per reused read outside its grid
+    GridTable::Position decodes_at_;         // on the decode attention table's first axis
+    GridTable::Position context_at_;         // on its second, the last one found
+  };
+
  private:
   // Attention with the decode-skew correction; and without, at decode context `kv`.
   double AttentionUs(const BatchShape& batch) const;

@@ -1,8 +1,9 @@
-// One instance in time: fast decode (stretches of pure-decode steps advanced in bulk)
-// must give exactly the results of stepping one by one.
+// One instance in time: fast decode (stretches of pure-decode steps advanced in one move,
+// across block boundaries) must give exactly the results of stepping one by one.
 #include "engine/instance.h"
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <stdexcept>
 
@@ -22,6 +23,7 @@ struct Outcome {
   std::vector<RequestRecord> records;
   std::vector<StepRecord> steps;
   int64_t fast_steps = 0;
+  int64_t fast_pool_steps = 0;
 };
 
 int Preemptions(const Outcome& outcome) {
@@ -31,34 +33,64 @@ int Preemptions(const Outcome& outcome) {
   return total;
 }
 
-Outcome Simulate(const EngineSetup& setup, uint32_t seed, bool fast) {
-  std::unique_ptr<Instance> instance = setup.MakeInstance();
+struct Traffic {
+  int requests = 60;
+  int64_t max_output = 600;
+  // > 0: RunUntil also at every multiple of this, as a fleet's windows cut a run.
+  SimTime window = 0;
+  // Every block's hash in the prefix-cache index from the start, as before blocks only
+  // their own request can hit waited for its preemption: hits must not change.
+  bool index_every_block = false;
+};
+
+Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make, int64_t block,
+                 uint32_t seed, bool fast, const Traffic& traffic = {}) {
+  std::unique_ptr<Instance> instance = make();
   instance->SetFastDecode(fast);
   Outcome outcome;
   instance->OnStep([&](const StepRecord& s) { outcome.steps.push_back(s); });
   std::mt19937 rng(seed);
   SimTime t = 0;
-  const int64_t block = setup.layout.block_size;
-  for (int i = 0; i < 60; ++i) {
+  SimTime next_window = traffic.window;
+  const auto run_until = [&](SimTime until) {
+    for (; traffic.window > 0 && next_window < until; next_window += traffic.window)
+      instance->RunUntil(next_window);
+    instance->RunUntil(until);
+  };
+  for (int i = 0; i < traffic.requests; ++i) {
     t += static_cast<SimTime>(rng() % 20'000'000);  // up to 20 ms apart: they overlap
     auto r = std::make_unique<Request>();
     r->id = i;
     r->name = "r" + std::to_string(i);
     r->prompt_tokens = 1 + static_cast<int64_t>(rng() % (4 * static_cast<uint32_t>(block)));
-    r->max_output_tokens = 1 + static_cast<int64_t>(rng() % 600);
+    r->max_output_tokens =
+        1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(traffic.max_output));
     const BlockHash family = rng() % 4;
     for (int64_t b = 0; b < r->prompt_tokens / block; ++b) {
       r->prompt_block_hashes.push_back(family * 100 + static_cast<BlockHash>(b) + 1);
     }
-    instance->RunUntil(t);
+    r->private_blocks_indexed = traffic.index_every_block;
+    run_until(t);
     instance->Arrive(std::move(r), t);
+  }
+  if (traffic.window > 0) {
+    while (!instance->idle() && instance->NextEventTime() != kNever) {
+      instance->RunUntil(next_window);
+      next_window += traffic.window;
+    }
   }
   instance->RunUntil(kNever);
   outcome.records = instance->records();
   std::sort(outcome.records.begin(), outcome.records.end(),
             [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
   outcome.fast_steps = instance->fast_decode_steps();
+  outcome.fast_pool_steps = instance->fast_decode_pool_steps();
   return outcome;
+}
+
+Outcome Simulate(const EngineSetup& setup, uint32_t seed, bool fast, const Traffic& traffic = {}) {
+  return Simulate([&setup] { return setup.MakeInstance(); }, setup.layout.block_size, seed, fast,
+                  traffic);
 }
 
 void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
@@ -85,7 +117,11 @@ void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
     EXPECT_EQ(slow.steps[i].decode_context_max, fast.steps[i].decode_context_max);
     EXPECT_EQ(slow.steps[i].prefill_tokens, fast.steps[i].prefill_tokens);
     EXPECT_EQ(slow.steps[i].running, fast.steps[i].running);
+    EXPECT_EQ(slow.steps[i].waiting, fast.steps[i].waiting);
+    EXPECT_EQ(slow.steps[i].generated_tokens, fast.steps[i].generated_tokens);
+    EXPECT_EQ(slow.steps[i].preemptions, fast.steps[i].preemptions);
     EXPECT_DOUBLE_EQ(slow.steps[i].kv_usage, fast.steps[i].kv_usage);
+    if (::testing::Test::HasFailure()) return;  // the first step that differs is enough
   }
 }
 
@@ -139,6 +175,85 @@ TEST(Instance, FastDecodeEqualsSteppingOneByOneHybrid) {
           EXPECT_GT(Preemptions(slow), 0);
         }
         ExpectIdentical(slow, fast);
+      }
+    }
+  }
+}
+
+// Layouts with small blocks, so that decodes cross block boundaries often: dense at block
+// 1 and 16, and a hybrid (two GDN groups and an attention group, vLLM's order) at block 8
+// in mamba "align" mode (GDN states released and checkpoints cached at boundaries, with
+// and without a speculative slot) and in mode "none".
+KvCacheLayout SmallLayout(bool hybrid, int block, MambaCacheMode mode, int num_spec) {
+  KvCacheLayout layout;
+  layout.block_size = block;
+  layout.mamba_mode = mode;
+  layout.num_spec = num_spec;
+  if (hybrid) {
+    layout.groups = {{LayerType::kLinearAttention, {0}},
+                     {LayerType::kLinearAttention, {1}},
+                     {LayerType::kFullAttention, {2}}};
+  } else {
+    layout.groups = {{LayerType::kFullAttention, {0, 1}}};
+  }
+  return layout;
+}
+
+// Decode stretches that cross block boundaries -- new blocks taken in bulk, prefix-cache
+// hashing of preempted requests' own blocks, GDN releases and checkpoints -- and stop at a
+// pool too short for the next step (a preemption), at every arrival and finish and at
+// window ends, must leave exactly what stepping one by one leaves.
+TEST(Instance, FastDecodeAcrossBlockBoundariesEqualsSteppingOneByOne) {
+  testing::SyntheticBundle dense_bundle;
+  testing::WriteDenseBundle(dense_bundle);
+  testing::SyntheticBundle hybrid_bundle;
+  testing::WriteHybridBundle(hybrid_bundle, {1});
+  const EngineSetup dense = MakeSetup("llama-3.1-8b", dense_bundle.dir(), true, 1000);
+  const EngineSetup hybrid = MakeSetup("qwen3.8-27b", hybrid_bundle.dir(), true, 1000);
+  struct Case {
+    const char* name;
+    const EngineSetup* setup;  // the cost model and scheduler settings
+    KvCacheLayout layout;
+    int64_t tight_blocks;  // preempts; the roomy pool is ten times larger
+  };
+  const Case cases[] = {
+      {"dense block 1", &dense, SmallLayout(false, 1, MambaCacheMode::kNone, 0), 700},
+      {"dense block 16", &dense, SmallLayout(false, 16, MambaCacheMode::kNone, 0), 80},
+      {"hybrid align block 8", &hybrid, SmallLayout(true, 8, MambaCacheMode::kAlign, 0), 160},
+      {"hybrid align spec 1", &hybrid, SmallLayout(true, 8, MambaCacheMode::kAlign, 1), 170},
+      {"hybrid none block 8", &hybrid, SmallLayout(true, 8, MambaCacheMode::kNone, 0), 140},
+  };
+  for (const Case& c : cases) {
+    for (bool prefix : {false, true}) {
+      for (int64_t blocks : {c.tight_blocks, 10 * c.tight_blocks}) {
+        int preemptions = 0;
+        for (SimTime window : {SimTime{0}, SimTime{3'000'000}}) {
+          const auto make = [&] {
+            return std::make_unique<Instance>(c.setup->scheduler, c.layout, blocks, prefix,
+                                              *c.setup->cost);
+          };
+          for (uint32_t seed : {11u, 12u}) {
+            SCOPED_TRACE(std::string(c.name) + " prefix " + std::to_string(prefix) + " blocks " +
+                         std::to_string(blocks) + " window " + std::to_string(window) + " seed " +
+                         std::to_string(seed));
+            Traffic traffic{40, 300, window};
+            const Outcome slow = Simulate(make, c.layout.block_size, seed, false, traffic);
+            const Outcome fast = Simulate(make, c.layout.block_size, seed, true, traffic);
+            EXPECT_EQ(slow.fast_steps, 0);
+            EXPECT_GT(fast.fast_pool_steps, 0);  // stretches crossed boundaries
+            preemptions += Preemptions(slow);
+            ExpectIdentical(slow, fast);
+            if (prefix) {
+              traffic.index_every_block = true;
+              ExpectIdentical(Simulate(make, c.layout.block_size, seed, false, traffic), fast);
+              ExpectIdentical(Simulate(make, c.layout.block_size, seed, true, traffic), fast);
+            }
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+        if (blocks == c.tight_blocks) {
+          EXPECT_GT(preemptions, 0) << c.name << " prefix " << prefix;  // really tight
+        }
       }
     }
   }

@@ -6,7 +6,6 @@
 #include "engine/kv_cache_manager.h"
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -66,8 +65,10 @@ TEST(KvCacheManager, AllocatesCeilTokensOverBlockAndFreesEverything) {
   ASSERT_TRUE(kv.Allocate(r, 10, {}, false));
   ASSERT_EQ(r.blocks.size(), 1u);
   EXPECT_EQ(r.blocks[0].size(), 3u);  // cdiv(10, 4)
-  EXPECT_EQ(std::set<BlockId>(r.blocks[0].begin(), r.blocks[0].end()).size(), 3u);
-  EXPECT_EQ(std::count(r.blocks[0].begin(), r.blocks[0].end(), kNullBlock), 0);
+  // Without prefix caching no content is ever cached: the blocks are held anonymously,
+  // as a count in the pool without per-block state.
+  EXPECT_EQ(std::count(r.blocks[0].begin(), r.blocks[0].end(), kAnonymousBlock), 3);
+  EXPECT_EQ(kv.pool().live_blocks(), 0);
   EXPECT_EQ(kv.num_free_blocks(), 7);
   EXPECT_DOUBLE_EQ(kv.Usage(), 0.3);
 
@@ -213,9 +214,14 @@ TEST(KvCacheManager, APreemptedRequestFreesAllAndHitsItsOwnBlocksWhenItResumes) 
   ASSERT_TRUE(kv.Allocate(r, 1, {}, false));
   EXPECT_EQ(kv.num_free_blocks(), 7);
 
+  // Until a preemption, blocks past the prompt's hashes are in no index: only this request
+  // has their hashes, and it looks them up only when it runs again.
+  EXPECT_EQ(kv.pool().cached_keys(), 0);
+
   // Preemption: every block back, the request's bookkeeping reset.
-  kv.Free(r);
+  kv.Preempt(r);
   r.num_computed = 0;
+  EXPECT_EQ(kv.pool().cached_keys(), 2);
   EXPECT_EQ(kv.num_free_blocks(), 10);
   EXPECT_TRUE(r.blocks.empty());
   EXPECT_EQ(r.num_hashed_blocks, 0);
@@ -226,6 +232,30 @@ TEST(KvCacheManager, APreemptedRequestFreesAllAndHitsItsOwnBlocksWhenItResumes) 
   Request other = MakeRequest(8, 8);
   other.num_output = 1;
   EXPECT_EQ(kv.FindLongestHit(other).tokens, 0);
+
+  // Resumed, it hits them, and its new blocks are indexed as they are hashed (it could be
+  // preempted again).
+  const PrefixHit hit = kv.FindLongestHit(r);
+  ASSERT_TRUE(kv.Allocate(r, 1, hit, true));
+  r.num_computed = 9;
+  r.num_output = 8;  // 16 tokens: block 3 is full
+  ASSERT_TRUE(kv.Allocate(r, 7, {}, false));
+  EXPECT_EQ(kv.pool().cached_keys(), 4);
+}
+
+// A request that ends without a preemption leaves its own blocks anonymous: free, in the
+// queue's order, without state or index entries.
+TEST(KvCacheManager, AFinishedRequestsOwnBlocksLeaveNoState) {
+  KvCacheManager kv(DenseLayout(), 11, true);
+  Request shared = MakeRequest(1, 12, {101, 102});  // two shared blocks, then its own
+  RunChunk(kv, shared, 12);
+  EXPECT_EQ(kv.pool().cached_keys(), 2);
+  EXPECT_EQ(kv.pool().live_blocks(), 2);  // its own block is held anonymously
+  EXPECT_EQ(shared.blocks[0][2], kAnonymousBlock);
+  kv.Free(shared);
+  EXPECT_EQ(kv.pool().live_blocks(), 2);  // the two shared ones stay cached
+  EXPECT_EQ(kv.num_free_blocks(), 10);
+  EXPECT_EQ(kv.FindLongestHit(MakeRequest(2, 14, {101, 102, 103})).tokens, 8);
 }
 
 TEST(KvCacheManager, ModeNoneHoldsOneStateBlockPerGdnGroupWhateverTheLength) {

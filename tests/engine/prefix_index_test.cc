@@ -15,14 +15,13 @@ struct KeyHasher {
   }
 };
 
-// Blocks own their keys, as the pool's per-block state does.
+// A new block id per key added, from 1 (0 is the null block).
 class Keys {
  public:
   BlockId Add(CacheKey key) {
     keys_.push_back(key);
     return static_cast<BlockId>(keys_.size());  // ids from 1: 0 is the null block
   }
-  CacheKey operator()(BlockId block) const { return keys_[static_cast<std::size_t>(block - 1)]; }
 
  private:
   std::vector<CacheKey> keys_;
@@ -31,17 +30,17 @@ class Keys {
 TEST(PrefixIndex, FindsWhatWasInsertedAndNothingElse) {
   PrefixIndex index;
   Keys keys;
-  EXPECT_EQ(index.Find({1, 0}, keys), kNullBlock);  // empty table
+  EXPECT_EQ(index.Find({1, 0}), kNullBlock);  // empty table
   const BlockId a = keys.Add({1, 0});
   const BlockId b = keys.Add({1, 1});  // same hash, other group: another key
   index.Insert({1, 0}, a);
   index.Insert({1, 1}, b);
-  EXPECT_EQ(index.Find({1, 0}, keys), a);
-  EXPECT_EQ(index.Find({1, 1}, keys), b);
-  EXPECT_EQ(index.Find({2, 0}, keys), kNullBlock);
-  index.Erase({1, 0}, keys);
-  EXPECT_EQ(index.Find({1, 0}, keys), kNullBlock);
-  EXPECT_EQ(index.Find({1, 1}, keys), b);
+  EXPECT_EQ(index.Find({1, 0}), a);
+  EXPECT_EQ(index.Find({1, 1}), b);
+  EXPECT_EQ(index.Find({2, 0}), kNullBlock);
+  index.Erase({1, 0});
+  EXPECT_EQ(index.Find({1, 0}), kNullBlock);
+  EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.size(), 1u);
 }
 
@@ -69,12 +68,12 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
         const std::size_t at = rng() % present.size();
         const CacheKey key = present[at];
         const BlockId block = keys.Add(key);  // another block with the same key
-        index.Replace(key, block, keys);
+        index.Replace(key, block);
         reference[key] = block;
       } else {
         const std::size_t at = rng() % present.size();
         const CacheKey key = present[at];
-        index.Erase(key, keys);
+        index.Erase(key);
         reference.erase(key);
         present[at] = present.back();
         present.pop_back();
@@ -83,15 +82,35 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
         for (uint64_t h = 0; h < 5000; h += 7) {
           const CacheKey probe{h, static_cast<int32_t>(h % 3)};
           const auto found = reference.find(probe);
-          ASSERT_EQ(index.Find(probe, keys), found == reference.end() ? kNullBlock : found->second)
+          ASSERT_EQ(index.Find(probe), found == reference.end() ? kNullBlock : found->second)
               << "step " << step << " hash " << h;
         }
       }
     }
     EXPECT_EQ(index.size(), reference.size());
     for (const auto& [key, block] : reference)
-      ASSERT_EQ(index.Find(key, keys), block);
+      ASSERT_EQ(index.Find(key), block);
   }
+}
+
+// The table follows what it holds: it grows past half full, shrinks below an eighth, and
+// holds nothing once empty.
+TEST(PrefixIndex, MemoryFollowsTheKeysHeld) {
+  PrefixIndex index;
+  EXPECT_EQ(index.bytes(), 0u);
+  for (BlockId b = 1; b <= 10'000; ++b)
+    index.Insert({static_cast<BlockHash>(b) * 7919, 0}, b);
+  EXPECT_GE(index.bytes(), 2u * 10'000 * 16);
+  EXPECT_LE(index.bytes(), 4u * 10'000 * 16);
+  for (BlockId b = 1; b <= 9'990; ++b)
+    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
+  EXPECT_LE(index.bytes(), 64u * 16);  // ten keys: the smallest table
+  for (BlockId b = 9'991; b <= 10'000; ++b)
+    EXPECT_EQ(index.Find({static_cast<BlockHash>(b) * 7919, 0}), b);
+  for (BlockId b = 9'991; b <= 10'000; ++b)
+    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
+  EXPECT_EQ(index.bytes(), 0u);
+  EXPECT_EQ(index.Find({7919, 0}), kNullBlock);
 }
 
 }  // namespace

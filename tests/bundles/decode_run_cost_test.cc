@@ -1,0 +1,90 @@
+// StepCostModel::DecodeRun (the step costs of the engine's event-driven decode) must give
+// what StepCostModel::Cost gives for the same decode-only batch, to the nanosecond, and
+// count the same lookups outside the grid -- on analytic bundles of a dense model, a
+// hybrid, a MoE model and a hybrid MoE, at TP 1 and above (collectives), inside and past
+// the tables' ranges, with every context equal and with mixed ones (the skew correction).
+#include <filesystem>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "bundles/analytic_bundle.h"
+#include "core/project_paths.h"
+#include "engine/engine_setup.h"
+#include "engine/test_models.h"
+#include "model/hardware.h"
+
+namespace fleetsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+EngineSetup EngineOn(const std::string& model, const HardwareSpec& gpu, int tp,
+                     const fs::path& dir) {
+  EngineConfig config;
+  config.tensor_parallel_size = tp;
+  KvBudget budget;
+  budget.num_blocks = 1000;
+  budget.hardware = gpu;  // its links, for the collectives
+  return BuildEngineSetup(testing::Card(model), LoadBundle(dir), config, budget, 2'500,
+                          testing::SettingErrorFor);
+}
+
+TEST(DecodeRunCost, EqualsTheStepCostOfEveryDecodeStep) {
+  const fs::path scratch =
+      fs::temp_directory_path() / ("fleetsim-decode-run-" + std::to_string(::getpid()));
+  fs::remove_all(scratch);
+  struct Case {
+    std::string model, gpu;
+    int tp;
+  };
+  const Case cases[] = {{"llama-3.1-8b", "H100-SXM", 1},  {"llama-3.1-8b", "A100-SXM-80GB", 2},
+                        {"qwen3.8-27b", "H200-SXM", 1},   {"qwen3.8-27b", "H200-SXM", 4},
+                        {"qwen3-30b-a3b", "H100-SXM", 2}, {"qwen3-next-80b-a3b", "H200-SXM", 4}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model + " on " + c.gpu + " TP " + std::to_string(c.tp));
+    const fs::path dir = scratch / (c.model + "-" + c.gpu + "-" + std::to_string(c.tp));
+    const HardwareSpec gpu = LoadHardware(HardwareCatalogDir(), c.gpu);
+    WriteAnalyticBundle(testing::Card(c.model), gpu, {c.tp}, dir.string());
+    // Two models over their own copies of the tables: out-of-grid counts compare too.
+    const EngineSetup by_step = EngineOn(c.model, gpu, c.tp, dir);
+    const EngineSetup by_run = EngineOn(c.model, gpu, c.tp, dir);
+    std::mt19937_64 rng(static_cast<uint64_t>(c.tp));
+    // Batch sizes from one to past the tables' largest; contexts from one token to past
+    // the longest, growing by one per decode each step, then in no order at all.
+    for (const int64_t decodes : {1, 2, 3, 7, 64, 255, 1024, 9000}) {
+      StepCostModel::DecodeRun run(*by_run.cost, decodes);
+      for (const int64_t context : {1, 100, 4'000, 130'000, 3'000'000}) {
+        for (int64_t step = 0; step < 40; ++step) {
+          const int64_t context_sum = decodes * (context + step);
+          BatchShape batch;
+          batch.AddUniformDecodes(decodes, context + step);
+          ASSERT_EQ(run.TotalNs(context_sum, context + step, context + step),
+                    by_step.cost->Cost(batch).total_ns)
+              << decodes << " decodes at " << context + step;
+        }
+      }
+      // Mixed contexts (the skew correction of the analytic bundles' skew table): the
+      // shortest and longest drawn, the others anywhere between them.
+      for (int i = 0; i < 40; ++i) {
+        const int64_t lo = 1 + static_cast<int64_t>(rng() % 200'000);
+        const int64_t hi = decodes == 1 ? lo : lo + static_cast<int64_t>(rng() % 200'000);
+        const int64_t others = decodes > 2 ? decodes - 2 : 0;
+        const int64_t middle = others * lo + static_cast<int64_t>(rng() % (others * (hi - lo) + 1));
+        const int64_t context_sum = decodes == 1 ? lo : lo + hi + middle;
+        BatchShape batch;
+        batch.AddDecodes(decodes, context_sum, lo, hi);
+        ASSERT_EQ(run.TotalNs(context_sum, lo, hi), by_step.cost->Cost(batch).total_ns)
+            << decodes << " decodes from " << lo << " to " << hi << " summing " << context_sum;
+      }
+    }
+    EXPECT_GT(by_step.cost->OutOfGridLookups(), 0);  // the far ends left the grid
+    EXPECT_EQ(by_run.cost->OutOfGridLookups(), by_step.cost->OutOfGridLookups());
+  }
+  fs::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace fleetsim
