@@ -43,8 +43,10 @@ void Run(const RunOptions& options) {
   }
   comm::MpiRuntime mpi(nullptr, nullptr);
   // SIGINT and SIGTERM stop the run at its next window boundary (mpirun passes them on to
-  // every rank), before MPI_Finalize and with the unfinished file removed.
-  const InterruptHandlers interrupt_handlers;
+  // every rank), before MPI_Finalize; rank 0 removes the unfinished file (the output's name
+  // and .tmp, as Hdf5File writes it) and prints the line at once (interrupt.h says why).
+  const InterruptHandlers interrupt_handlers(mpi.rank() == 0 ? options.output + ".tmp" : "",
+                                             mpi.rank() == 0);
   // Inputs are read identically on every rank, so every rank meets the same error; only
   // rank 0 prints it.
   try {
@@ -65,6 +67,7 @@ void Run(const RunOptions& options) {
     job.fleet.request_rows = !options.no_request_rows;
     job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
     job.fleet.interrupted = PendingInterrupt;
+    job.begin_commit = BeginCommit;
     job.command_line = options.command_line;
     const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
     const FleetRunStats& stats = result.stats;
@@ -88,7 +91,8 @@ void Run(const RunOptions& options) {
     }
     throw QuietExit{kExitInputError};
   } catch (const FleetInterrupted& e) {
-    if (mpi.rank() == 0) {
+    // The handler printed the line, unless the signal came to another rank only.
+    if (mpi.rank() == 0 && !InterruptAnnounced()) {
       std::fprintf(stderr, "fleetsim: interrupted (%s); no output written\n", SignalName(e.signal));
       std::fflush(stderr);
     }

@@ -109,8 +109,11 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   file.WriteAttribute(p, "load_snapshots", stats.snapshots);
   file.WriteAttribute(p, "out_of_grid_lookups", stats.out_of_grid);
   file.WriteAttribute(p, "wall_time_s", result.wall_s);
-  // A signal that came while the tables were written still stops the run: no file.
-  const int interrupted = job.fleet.interrupted ? job.fleet.interrupted() : 0;
+  // A signal that came while the tables were written still stops the run: no file. Past
+  // this point one no longer does (the file is being committed).
+  const int interrupted = job.begin_commit        ? job.begin_commit()
+                          : job.fleet.interrupted ? job.fleet.interrupted()
+                                                  : 0;
   if (const int64_t signal = comm::AllReduceMax(interrupted, comm); signal != 0)
     throw FleetInterrupted{static_cast<int>(signal)};
   file.Commit();
