@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/json_lines.h"
@@ -18,14 +17,13 @@ namespace {
 
 class NativeJsonl : public WorkloadSource {
  public:
-  explicit NativeJsonl(const std::string& path) : lines_(path) {}
+  explicit NativeJsonl(const std::string& path) : lines_(path), ids_(path, "id") {}
   std::string format() const override { return "native"; }
 
   std::optional<WorkloadRequest> Next() override {
     if (!lines_.Next()) return std::nullopt;
     WorkloadRequest r;
     r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
-    ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     if (lines_.Has("arrival_ns")) {
       r.arrival = lines_.Int("arrival_ns");
       if (auto violation = SimTimeViolation(r.arrival)) lines_.Fail("arrival_ns", *violation);
@@ -56,6 +54,7 @@ class NativeJsonl : public WorkloadSource {
       }
       r.hashes_cover_partial_block = blocks * r.hash_block_size > r.input_tokens;
     }
+    ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     return r;
   }
 
@@ -67,28 +66,22 @@ class NativeJsonl : public WorkloadSource {
 
 class VllmBenchSource : public WorkloadSource {
  public:
-  explicit VllmBenchSource(const std::string& path) : reader_(path) {}
+  explicit VllmBenchSource(const std::string& path) : reader_(path), ids_(path, "request_id") {}
   std::string format() const override { return "vllm-bench"; }
   std::optional<WorkloadRequest> Next() override {
     auto r = reader_.Next();
     if (!r) return std::nullopt;
     if (!origin_) origin_ = r->queued_s;
     WorkloadRequest out;
-    ids_.Add(r->id, r->line, [&](const std::string& m) {
-      throw InputError(reader_.path(), r->line, "request_id", m);
-    });
     out.id = r->id;
     // The reader keeps a window of lines in order, so a request can come before the first
     // one read: the origin is the earliest emitted.
-    const double seconds = r->queued_s - *origin_;
-    if (auto violation = SimSecondsViolation(seconds)) {
-      throw InputError(reader_.path(), r->line, "queued_ts",
-                       "is " + ShortestNumber(r->queued_s) + " s, " + ShortestNumber(seconds) +
-                           " s after the first request: " + *violation);
-    }
-    out.arrival = SecondsToSimTime(seconds);
+    out.arrival = ArrivalAfter(*r, *origin_, reader_.path());
     out.input_tokens = r->input_tokens;
     out.output_tokens = r->output_tokens;
+    ids_.Add(out.id, r->line, [&](const std::string& m) {
+      throw InputError(reader_.path(), r->line, "request_id", m);
+    });
     return out;
   }
 
