@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -35,10 +36,14 @@ void OnRankZero(MPI_Comm comm, Part part) {
       failed = 1;
       if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
       throw;
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       failed = 2;
       if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
-      throw;
+      if (size == 1) throw;
+      // Every rank knows of it now: said here, it needs no abort (RunJobOn).
+      std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());
+      std::fflush(stderr);
+      throw QuietExit{1};
     }
   }
   if (size > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
@@ -54,9 +59,24 @@ FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
   return std::move(*fleet);
 }
 
-}  // namespace
+// A failure this rank met alone -- a failed FLEETSIM_CHECK, memory running out -- outside
+// the parts the fleet loop guards (there every rank learns of an error at the next
+// meeting): the other ranks may wait in a collective this one never joins, and the output
+// file's destructor is collective too. With more than one rank the job is aborted, after
+// this rank says why and removes the unfinished file (`<output>.tmp`, as Hdf5File names
+// it); alone, the caller reports it.
+void AbortIfNotAlone(const std::exception& e, const RunJob& job, MPI_Comm comm) {
+  const int size = comm::SizeOf(comm);
+  if (size <= 1) return;
+  std::fprintf(stderr, "fleetsim: internal error on rank %d of %d: %s (aborting the run)\n",
+               comm::RankOf(comm), size, e.what());
+  std::fflush(stderr);
+  std::error_code ignored;
+  std::filesystem::remove(job.output + ".tmp", ignored);
+  MPI_Abort(comm, 1);
+}
 
-RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
+RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::Hdf5File>& out) {
   const auto wall_start = std::chrono::steady_clock::now();
   const ClusterConfig cluster = LoadClusterConfig(job.cluster);
   const FleetSetup fleet = BuildOnEveryRank(cluster, comm);
@@ -73,7 +93,7 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
     source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), job.window);
   });
   // Fail on a bad output path before simulating anything.
-  output::Hdf5File file(job.output, comm);
+  output::Hdf5File& file = out.emplace(job.output, comm);
   RunJobResult result;
   result.stats = RunFleet(fleet, source.get(), job.fleet, file, comm);
   result.instances = fleet.instances.size();
@@ -118,6 +138,22 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
     throw FleetInterrupted{static_cast<int>(signal)};
   file.Commit();
   return result;
+}
+
+}  // namespace
+
+RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
+  // The file lives outside the try: a failure on one rank alone is handled before its
+  // collective destructor could wait for ranks that will never come.
+  std::optional<output::Hdf5File> file;
+  try {
+    return RunJobWith(job, comm, file);
+  } catch (const InputError&) {
+    throw;  // met by every rank alike: inputs are read alike, output errors agreed on
+  } catch (const std::exception& e) {
+    AbortIfNotAlone(e, job, comm);
+    throw;
+  }
 }
 
 }  // namespace fleetsim
