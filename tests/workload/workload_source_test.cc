@@ -226,6 +226,16 @@ TEST(WorkloadSource, DuplicateIdsAreRefusedAtTheSecond) {
       << error;
 }
 
+// The requests a native trace with this text yields.
+int CountRequests(const std::string& text) {
+  TempFile file("t.jsonl", text);
+  auto source = OpenWorkload(file.path(), "native");
+  int n = 0;
+  while (source->Next())
+    ++n;
+  return n;
+}
+
 TEST(WorkloadSource, UniqueIdsOfEveryKindAreAccepted) {
   const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
   std::string trace;
@@ -235,12 +245,7 @@ TEST(WorkloadSource, UniqueIdsOfEveryKindAreAccepted) {
     if (i % 3 == 1) trace += "{" + row;
     if (i % 3 == 2) trace += "{\"id\": \"u" + std::to_string(i) + "-x\", " + row;
   }
-  TempFile file("t.jsonl", trace);
-  auto source = OpenWorkload(file.path(), "native");
-  int n = 0;
-  while (source->Next())
-    ++n;
-  EXPECT_EQ(n, 3000);
+  EXPECT_EQ(CountRequests(trace), 3000);
 }
 
 TEST(WorkloadSource, ScatteredNumberIdsAreCheckedToo) {
@@ -256,12 +261,7 @@ TEST(WorkloadSource, ScatteredNumberIdsAreCheckedToo) {
   EXPECT_NE(ErrorOf("t.jsonl", trace + "{\"id\": \"n11000\", " + row)
                 .find("t.jsonl:6001: id: duplicate request id 'n11000' (also used on line 5501)"),
             std::string::npos);
-  TempFile unique("t.jsonl", trace + "{\"id\": \"n11001\", " + row + "{\"id\": \"n1\", " + row);
-  auto source = OpenWorkload(unique.path(), "native");
-  int n = 0;
-  while (source->Next())
-    ++n;
-  EXPECT_EQ(n, 6002);
+  EXPECT_EQ(CountRequests(trace + "{\"id\": \"n11001\", " + row + "{\"id\": \"n1\", " + row), 6002);
 }
 
 TEST(WorkloadSource, ALineSkippedAsBadUsesNoId) {
