@@ -15,13 +15,13 @@
 #include <utility>
 
 #include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
 
 #include "comm/collectives.h"
 #include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "fleet/fleet_metrics.h"
-#include "fleet/parallel_for.h"
 #include "fleet/progress.h"
 #include "fleet/routed_request.h"
 #include "fleet/router.h"
@@ -494,7 +494,7 @@ class FleetRun {
       for (std::size_t i = 0; i < active_.size(); ++i)
         run(i);
     } else {
-      ParallelFor(active_.size(), run);
+      tbb::parallel_for(std::size_t{0}, active_.size(), run);
     }
     for (int32_t local : active_) {
       LocalInstance& instance = *locals_[static_cast<std::size_t>(local)];
