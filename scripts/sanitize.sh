@@ -33,7 +33,8 @@ export_options() {
   # fast_unwind_on_malloc=0: whole allocation stacks. Open MPI 4.1 dlcloses its components
   # at MPI_Finalize, so the top frames of the leaks they keep have no module name left;
   # only the frames below (MPI_Init_thread in libmpi) let lsan.supp name them. It costs
-  # time: a sanitized single-instance run took 47 s with it and 13-20 s without.
+  # time in every allocation. ThreadSanitizer reports TBB's scheduling (Debian's libtbb is
+  # not instrumented): docs/FUZZING.md, "Sanitizers".
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1"
