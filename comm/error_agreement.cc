@@ -56,6 +56,18 @@ void RankFailure::Hold(std::exception_ptr error, int64_t order) {
   error_ = std::move(error);
 }
 
+namespace {
+// The failure the last agreement rethrew on this thread.
+std::exception_ptr& LastAgreed() {
+  thread_local std::exception_ptr last;
+  return last;
+}
+}  // namespace
+
+bool Agreed(const std::exception_ptr& error) {
+  return error && error == LastAgreed();
+}
+
 void AgreeOnFailure(const RankFailure& mine, MPI_Comm comm) {
   int size = 1, rank = 0;
   MPI_Comm_size(comm, &size);
@@ -65,7 +77,10 @@ void AgreeOnFailure(const RankFailure& mine, MPI_Comm comm) {
   if (size > 1 && MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
     throw std::runtime_error("MPI failed in MPI_Allreduce (error agreement)");
   if (first == kNoFailure) return;
-  if (RankOfKey(first) == rank) std::rethrow_exception(mine.error());
+  if (RankOfKey(first) == rank) {
+    LastAgreed() = mine.error();
+    std::rethrow_exception(mine.error());
+  }
   throw QuietExit{static_cast<int>(first % kCodes)};
 }
 

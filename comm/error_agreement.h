@@ -74,6 +74,11 @@ class RankFailure {
 // rank as described above. On a communicator of one rank it does no MPI at all.
 void AgreeOnFailure(const RankFailure& mine, MPI_Comm comm);
 
+// Whether `error` is the failure an agreement rethrew on this rank (the last one): every
+// rank knows of it, so it needs no abort -- unlike a failure a rank met alone outside the
+// agreed parts, which may leave the others waiting in a collective.
+bool Agreed(const std::exception_ptr& error);
+
 // Runs `part` on every rank, then agrees.
 template <typename Part>
 void OnEveryRank(MPI_Comm comm, Part&& part, int64_t order = 0) {

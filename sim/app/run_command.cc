@@ -65,6 +65,7 @@ RunJob JobOf(const RunOptions& options) {
                        : options.progress == "always"               ? ProgressMode::kAlways
                                                                     : ProgressMode::kAuto;
   job.fleet.interrupted = PendingInterrupt;
+  job.begin_commit = BeginCommit;
   job.command_line = options.command_line;
   return job;
 }
@@ -95,8 +96,10 @@ void Run(const RunOptions& options) {
   }
   comm::MpiRuntime mpi(nullptr, nullptr);
   // SIGINT and SIGTERM stop the run at its next window boundary (mpirun passes them on to
-  // every rank), before MPI_Finalize and with the unfinished file removed.
-  const InterruptHandlers interrupt_handlers;
+  // every rank), before MPI_Finalize; rank 0 removes the unfinished file (the output's name
+  // and .tmp, as Hdf5File writes it) and prints the line at once (interrupt.h says why).
+  const InterruptHandlers interrupt_handlers(mpi.rank() == 0 ? options.output + ".tmp" : "",
+                                             mpi.rank() == 0);
   try {
     comm::ReportFailures([&] {
       // The options are checked alike on every rank; the agreement lets one say so.
@@ -111,7 +114,8 @@ void Run(const RunOptions& options) {
         PrintResult(options, result, mpi.size());
     });
   } catch (const FleetInterrupted& e) {
-    if (mpi.rank() == 0) {
+    // The handler printed the line, unless the signal came to another rank only.
+    if (mpi.rank() == 0 && !InterruptAnnounced()) {
       std::fprintf(stderr, "fleetsim: interrupted (%s); no output written\n", SignalName(e.signal));
       std::fflush(stderr);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -47,9 +48,24 @@ void RequireServedModel(const std::string& model, const std::vector<std::string>
                     "no instance group serves " + QuoteInput(model) + " (served: " + list + ")");
 }
 
-}  // namespace
+// A failure this rank met alone -- a failed FLEETSIM_CHECK, memory running out -- outside
+// the parts the fleet loop guards (there every rank learns of an error at the next
+// meeting): the other ranks may wait in a collective this one never joins, and the output
+// file's destructor is collective too. With more than one rank the job is aborted, after
+// this rank says why and removes the unfinished file (`<output>.tmp`, as Hdf5File names
+// it); alone, the caller reports it.
+void AbortIfNotAlone(const std::exception& e, const RunJob& job, MPI_Comm comm) {
+  const int size = comm::SizeOf(comm);
+  if (size <= 1) return;
+  std::fprintf(stderr, "fleetsim: internal error on rank %d of %d: %s (aborting the run)\n",
+               comm::RankOf(comm), size, e.what());
+  std::fflush(stderr);
+  std::error_code ignored;
+  std::filesystem::remove(job.output + ".tmp", ignored);
+  MPI_Abort(comm, 1);
+}
 
-RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
+RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::Hdf5File>& out) {
   const auto wall_start = std::chrono::steady_clock::now();
   std::optional<ClusterConfig> cluster;
   std::string workload;
@@ -71,7 +87,7 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
     source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), window);
   });
   // Fail on a bad output path before simulating anything.
-  std::optional<output::Hdf5File> file;
+  std::optional<output::Hdf5File>& file = out;
   comm::OnEveryRank(comm, [&] { file.emplace(job.output, comm); });
   RunJobResult result;
   result.stats = RunFleet(fleet, source.get(), job.fleet, *file, comm);
@@ -102,12 +118,32 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   provenance.request_rows = job.fleet.request_rows;
   provenance.wall_time_s = result.wall_s;
   WriteProvenance(*file, provenance, result.stats, comm);
-  // A signal that came while the tables were written still stops the run: no file.
-  const int interrupted = job.fleet.interrupted ? job.fleet.interrupted() : 0;
+  // A signal that came while the tables were written still stops the run: no file. Past
+  // this point one no longer does (the file is being committed).
+  const int interrupted = job.begin_commit        ? job.begin_commit()
+                          : job.fleet.interrupted ? job.fleet.interrupted()
+                                                  : 0;
   if (const int64_t signal = comm::AllReduceMax(interrupted, comm); signal != 0)
     throw FleetInterrupted{static_cast<int>(signal)};
   comm::OnEveryRank(comm, [&] { file->Commit(); });
   return result;
+}
+
+}  // namespace
+
+RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
+  // The file lives outside the try: a failure on one rank alone is handled before its
+  // collective destructor could wait for ranks that will never come.
+  std::optional<output::Hdf5File> file;
+  try {
+    return RunJobWith(job, comm, file);
+  } catch (const InputError&) {
+    throw;  // met by every rank alike: inputs are read alike, output errors agreed on
+  } catch (const std::exception& e) {
+    // One an agreement rethrew is known to every rank: ReportFailures prints it.
+    if (!comm::Agreed(std::current_exception())) AbortIfNotAlone(e, job, comm);
+    throw;
+  }
 }
 
 }  // namespace fleetsim

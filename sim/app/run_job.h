@@ -10,6 +10,7 @@
 //   RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <mpi.h>
@@ -30,6 +31,9 @@ struct RunJob {
   bool strict_models = false;
   FleetRunOptions fleet;
   std::string command_line;  // recorded in /provenance
+  // Called just before the output file is renamed into place: 0, or the signal that stops
+  // the run instead (when unset, fleet.interrupted is asked).
+  std::function<int()> begin_commit;
 };
 
 struct RunJobResult {

@@ -228,7 +228,7 @@ void Validate(const ValidateOptions& options) {
     request->name = r->id;
     request->prompt_tokens = r->input_tokens;
     request->max_output_tokens = r->output_tokens;
-    instance->Arrive(std::move(request), SecondsToSimTime(r->queued_s - *origin));
+    instance->Arrive(std::move(request), ArrivalAfter(*r, *origin, reader.path()));
   }
   instance->RunUntil(kNever);
 

@@ -66,8 +66,8 @@ HardwareSpec ReadHardware(const YamlSection& s, const std::string& base_dir) {
     return LoadHardware(HardwareCatalogDir(), name);
   } catch (const InputError& e) {
     if (e.line() > 0) s.Fail("hardware", e.what());  // an error inside the hardware file
-    s.Fail("hardware", "unknown hardware '" + name +
-                           "' (catalog: " + Join(HardwareNames(HardwareCatalogDir())) +
+    s.Fail("hardware", "unknown hardware " + QuoteInput(name) +
+                           " (catalog: " + Join(HardwareNames(HardwareCatalogDir())) +
                            "; or a path to a hardware YAML file)");
   }
 }

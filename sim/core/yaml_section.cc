@@ -43,13 +43,22 @@ bool IsJsonLiteral(const std::string& text) {
   return i == text.size();
 }
 
-// Refuses a key twice in one mapping (yaml-cpp would keep the first silently), and in a
-// JSON file any plain scalar that is no JSON literal.
+// A mapping key that is a list or a mapping (YAML's `? [a, b]`): no config file has one,
+// and yaml-cpp throws its own exception when one is read as text.
+[[noreturn]] void FailNonScalarKey(const std::string& path, const YAML::Node& key,
+                                   const std::string& field) {
+  throw InputError(path, key.Mark().line + 1, EscapeInput(field),
+                   "expected a key (a string), got " + Render(key));
+}
+
+// Refuses a key that is not a string, a key twice in one mapping (yaml-cpp would keep the
+// first silently), and in a JSON file any plain scalar that is no JSON literal.
 void CheckStrict(const YAML::Node& node, const std::string& path, const std::string& field,
                  bool json) {
   if (node.IsMap()) {
     std::vector<std::string> keys;
     for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) FailNonScalarKey(path, entry.first, field);
       const std::string key = entry.first.Scalar();
       const std::string at = field.empty() ? key : field + "." + key;
       for (const std::string& seen : keys) {
@@ -171,8 +180,10 @@ std::optional<YamlSection> YamlSection::FindChild(std::string_view key) const {
 std::vector<std::string> YamlSection::Keys() const {
   std::vector<std::string> keys;
   if (!node_.IsMap()) return keys;
-  for (const auto& entry : node_)
-    keys.push_back(entry.first.as<std::string>());
+  for (const auto& entry : node_) {
+    if (!entry.first.IsScalar()) FailNonScalarKey(*file_, entry.first, path_);
+    keys.push_back(entry.first.Scalar());
+  }
   return keys;
 }
 
@@ -183,7 +194,8 @@ void YamlSection::RejectUnknownKeys(std::initializer_list<std::string_view> know
 void YamlSection::RejectUnknownKeys(const std::vector<std::string_view>& known) const {
   if (!node_.IsMap()) return;
   for (const auto& entry : node_) {
-    const std::string key = entry.first.as<std::string>();
+    if (!entry.first.IsScalar()) FailNonScalarKey(*file_, entry.first, path_);
+    const std::string key = entry.first.Scalar();
     bool found = false;
     for (std::string_view k : known)
       found = found || k == key;

@@ -303,16 +303,20 @@ std::vector<std::string> HardwareNames(const fs::path& catalog_dir) {
 }
 
 HardwareSpec LoadHardware(const fs::path& catalog_dir, const std::string& name_or_path) {
-  if (fs::is_regular_file(name_or_path)) return LoadHardwareFile(name_or_path);
+  // The error_code forms: a name the file system refuses (over 255 bytes, say) is an
+  // unknown hardware, not a filesystem_error.
+  std::error_code ignored;
+  if (fs::is_regular_file(name_or_path, ignored)) return LoadHardwareFile(name_or_path);
   const fs::path file = catalog_dir / (name_or_path + ".yaml");
-  if (name_or_path.find('/') == std::string::npos && fs::exists(file)) {
+  if (name_or_path.find('/') == std::string::npos && fs::exists(file, ignored)) {
     return LoadHardwareFile(file.string());
   }
   std::string known;
   for (const std::string& name : HardwareNames(catalog_dir)) {
     known += (known.empty() ? "" : ", ") + name;
   }
-  throw OptionError("--hardware", "unknown hardware '" + name_or_path + "' (known: " + known + ")");
+  throw OptionError("--hardware",
+                    "unknown hardware " + QuoteInput(name_or_path) + " (known: " + known + ")");
 }
 
 }  // namespace fleetsim

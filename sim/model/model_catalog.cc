@@ -25,14 +25,17 @@ std::vector<std::string> ModelCatalog::Names() const {
 
 ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
   const fs::path given(name_or_path);
-  if (fs::is_regular_file(given)) {
+  // The error_code forms: a name the file system refuses (over 255 bytes, say) is an
+  // unknown model, not a filesystem_error.
+  std::error_code ignored;
+  if (fs::is_regular_file(given, ignored)) {
     return LoadModelCard(given.string(), given.parent_path().filename().string());
   }
-  if (fs::is_directory(given) && fs::exists(given / "config.json")) {
+  if (fs::is_directory(given, ignored) && fs::exists(given / "config.json", ignored)) {
     return LoadModelCard((given / "config.json").string(), given.filename().string());
   }
   const fs::path card = models_dir_ / name_or_path / "config.json";
-  if (name_or_path.find('/') == std::string::npos && fs::exists(card)) {
+  if (name_or_path.find('/') == std::string::npos && fs::exists(card, ignored)) {
     return LoadModelCard(card.string(), name_or_path);
   }
   // A path (a slash, or a .json name) names a file the user expects to exist: say that it
@@ -46,7 +49,7 @@ ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
   std::string known;
   for (const std::string& name : names)
     known += (known.empty() ? "" : ", ") + name;
-  throw OptionError("--model", "unknown model '" + name_or_path + "'" +
+  throw OptionError("--model", "unknown model " + QuoteInput(name_or_path) +
                                    DidYouMean(name_or_path, {names.begin(), names.end()}) +
                                    " (known: " + known + "; or give a path to a config.json)");
 }

@@ -7,6 +7,7 @@
 #include "cluster/routing_policy.h"
 #include "core/project_paths.h"
 #include "core/setting.h"
+#include "core/sim_time.h"
 #include "core/yaml_section.h"
 #include "model/hardware.h"
 
@@ -273,6 +274,10 @@ SweepSpec LoadSweepSpec(const std::string& path) {
     spec.duration_s = window->Find<double>("duration_s");
     if (spec.duration_s && !(*spec.duration_s > 0))
       window->Fail("duration_s", "must be positive (seconds)");
+    if (spec.duration_s) {
+      if (auto violation = SimSecondsViolation(*spec.duration_s))
+        window->Fail("duration_s", *violation);
+    }
     spec.num_requests = window->Find<int64_t>("num_requests");
     if (spec.num_requests && *spec.num_requests < 1)
       window->Fail("num_requests", "must be at least 1");

@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "core/format.h"
+#include "core/input_error.h"
+
 namespace fleetsim {
 
 VllmBenchReader::VllmBenchReader(const std::string& path) : lines_(path) {}
@@ -38,6 +41,16 @@ std::optional<VllmBenchRequest> VllmBenchReader::Next() {
   window_.erase(first);
   last_emitted_ = out.queued_s;
   return out;
+}
+
+SimTime ArrivalAfter(const VllmBenchRequest& r, double first_queued_s, const std::string& path) {
+  const double seconds = r.queued_s - first_queued_s;
+  if (auto violation = SimSecondsViolation(seconds)) {
+    throw InputError(path, r.line, "queued_ts",
+                     "is " + ShortestNumber(r.queued_s) + " s, " + ShortestNumber(seconds) +
+                         " s after the first request: " + *violation);
+  }
+  return SecondsToSimTime(seconds);
 }
 
 }  // namespace fleetsim

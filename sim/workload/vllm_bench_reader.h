@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/json_lines.h"
+#include "core/sim_time.h"
 
 namespace fleetsim {
 
@@ -51,5 +52,9 @@ class VllmBenchReader {
   std::map<std::pair<double, int>, VllmBenchRequest> window_;
   double last_emitted_ = -1e300;
 };
+
+// `r`'s arrival in simulated time: its queued_ts less the first request's,
+// `first_queued_s`; an InputError at its line (file `path`) past the largest simulated time.
+SimTime ArrivalAfter(const VllmBenchRequest& r, double first_queued_s, const std::string& path);
 
 }  // namespace fleetsim

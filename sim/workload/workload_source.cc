@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
 #include "core/json_lines.h"
@@ -18,7 +17,7 @@ namespace {
 
 class NativeJsonl : public WorkloadSource {
  public:
-  explicit NativeJsonl(const std::string& path) : lines_(path) {}
+  explicit NativeJsonl(const std::string& path) : lines_(path), ids_(path, "id") {}
   std::string format() const override { return "native"; }
   std::string path() const override { return lines_.path(); }
 
@@ -27,7 +26,6 @@ class NativeJsonl : public WorkloadSource {
     WorkloadRequest r;
     r.line = lines_.line();
     r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
-    ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     if (lines_.Has("arrival_ns")) {
       r.arrival = lines_.Int("arrival_ns");
       if (auto violation = SimTimeViolation(r.arrival)) lines_.Fail("arrival_ns", *violation);
@@ -62,6 +60,7 @@ class NativeJsonl : public WorkloadSource {
       if (auto problem = ModelNameViolation(*model)) lines_.Fail("model", *problem);
       r.model = std::move(*model);
     }
+    ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     return r;
   }
 
@@ -73,7 +72,7 @@ class NativeJsonl : public WorkloadSource {
 
 class VllmBenchSource : public WorkloadSource {
  public:
-  explicit VllmBenchSource(const std::string& path) : reader_(path) {}
+  explicit VllmBenchSource(const std::string& path) : reader_(path), ids_(path, "request_id") {}
   std::string format() const override { return "vllm-bench"; }
   std::string path() const override { return reader_.path(); }
   std::optional<WorkloadRequest> Next() override {
@@ -81,22 +80,16 @@ class VllmBenchSource : public WorkloadSource {
     if (!r) return std::nullopt;
     if (!origin_) origin_ = r->queued_s;
     WorkloadRequest out;
-    ids_.Add(r->id, r->line, [&](const std::string& m) {
-      throw InputError(reader_.path(), r->line, "request_id", m);
-    });
     out.id = r->id;
     out.line = r->line;
     // The reader keeps a window of lines in order, so a request can come before the first
     // one read: the origin is the earliest emitted.
-    const double seconds = r->queued_s - *origin_;
-    if (auto violation = SimSecondsViolation(seconds)) {
-      throw InputError(reader_.path(), r->line, "queued_ts",
-                       "is " + ShortestNumber(r->queued_s) + " s, " + ShortestNumber(seconds) +
-                           " s after the first request: " + *violation);
-    }
-    out.arrival = SecondsToSimTime(seconds);
+    out.arrival = ArrivalAfter(*r, *origin_, reader_.path());
     out.input_tokens = r->input_tokens;
     out.output_tokens = r->output_tokens;
+    ids_.Add(out.id, r->line, [&](const std::string& m) {
+      throw InputError(reader_.path(), r->line, "request_id", m);
+    });
     return out;
   }
 

@@ -1,6 +1,9 @@
 // `fleetsim validate vllm-bench` on the real vLLM runs in ../shared/data, with their
 // matching measured bundles: the fidelity targets of the engine issue, as a user runs it.
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -63,6 +66,37 @@ TEST(ValidateCli, MissingKvCapacityAsksForHardware) {
       " --model llama-3.1-8b");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--hardware"), std::string::npos) << r.err;
+}
+
+// Issue 22: a queued_ts far past the first is refused at its line, not rebased into a
+// clock overflow.
+TEST(ValidateCli, AQueuedTsPastTheLargestSimulatedTimeIsALocatedError) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const std::filesystem::path real = data / "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B";
+  const std::filesystem::path run =
+      std::filesystem::temp_directory_path() / ("fleetsim-validate-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run);
+  for (const char* file : {"meta.json", "timeseries.csv"})
+    std::filesystem::copy_file(real / file, run / file);
+  // The real run's first two requests, the second one queued 1e18 s later.
+  std::ifstream in(real / "requests.jsonl");
+  std::string first, second;
+  ASSERT_TRUE(std::getline(in, first) && std::getline(in, second));
+  const std::size_t at = second.find("\"queued_ts\": ");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t end = second.find(',', at);
+  second = second.substr(0, at) + "\"queued_ts\": 1e18" + second.substr(end);
+  std::ofstream(run / "requests.jsonl") << first << "\n" << second << "\n";
+  const auto r = RunFleetsim(
+      "validate vllm-bench " + run.string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b");
+  std::filesystem::remove_all(run);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("requests.jsonl:2: queued_ts: is 1e+18 s"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("must be at most 1e9 s"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -548,5 +548,19 @@ TEST(RoutingPolicy, OnlyRoundRobinAndRandomReadNoLoad) {
   }
 }
 
+// Issue 22, fuzz finding fuzz/findings/cluster_config/: a hardware or model name longer
+// than a file name may be threw std::filesystem::filesystem_error out of the catalog lookup.
+TEST(ClusterConfig, AHardwareNameTooLongForTheFileSystemIsALocatedError) {
+  const std::string findings = std::string(FLEETSIM_SOURCE_DIR) + "/fuzz/findings/cluster_config/";
+  const InputError e =
+      CatchInputError([&] { LoadClusterConfig(findings + "hardware_name_too_long.yaml"); });
+  EXPECT_EQ(e.line(), 2) << e.what();
+  EXPECT_EQ(e.field(), "node_pools[0].hardware") << e.what();
+  EXPECT_TRUE(Mentions(e, "unknown hardware 'xxxx")) << e.what();
+  EXPECT_LT(std::string(e.what()).size(), 600u) << e.what();  // the name is quoted cut short
+  // The finding as the fuzzer found it.
+  EXPECT_THROW(LoadClusterConfig(findings + "fuzzed_default_fleet.yaml"), InputError);
+}
+
 }  // namespace
 }  // namespace fleetsim

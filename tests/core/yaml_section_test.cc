@@ -80,6 +80,23 @@ TEST(YamlSection, JsonNumbersAreStrict) {
   EXPECT_EQ(LoadYamlFile(yaml.path()).Get<int>("a"), 16);
 }
 
+// Issue 22, fuzz finding fuzz/findings/generator_spec/non_scalar_key.yaml: a key that is a
+// list or a mapping threw yaml-cpp's TypedBadConversion out of RejectUnknownKeys.
+TEST(YamlSection, AKeyThatIsNoStringIsALocatedError) {
+  const InputError finding = CatchInputError([] {
+    LoadYamlFile(std::string(FLEETSIM_SOURCE_DIR) +
+                 "/fuzz/findings/generator_spec/non_scalar_key.yaml");
+  });
+  EXPECT_EQ(finding.line(), 2) << finding.what();
+  EXPECT_EQ(finding.field(), "generator") << finding.what();
+  EXPECT_TRUE(Mentions(finding, "expected a key (a string), got a list")) << finding.what();
+  TempFile top("c.yaml", "a: 1\n? {b: 2}\n: 3\n");
+  const InputError e = CatchInputError([&] { LoadYamlFile(top.path()); });
+  EXPECT_TRUE(Mentions(e, top.path() + ":2: expected a key (a string), got a mapping")) << e.what();
+  TempFile json("c.json", "{\"a\": {\"b\": 1}}\n");
+  EXPECT_NO_THROW(LoadYamlFile(json.path()));
+}
+
 TEST(YamlSection, DuplicateKeysAreRefusedAtTheSecond) {
   TempFile json("config.json", "{\n  \"n\": {\"a\": 1,\n  \"a\": 2}\n}\n");
   const InputError e = CatchInputError([&] { LoadYamlFile(json.path()); });

@@ -131,6 +131,9 @@ TEST(SweepSpec, EveryErrorNamesFileLineAndKey) {
       {"gpu_budget: 0\n", "s.yaml:3: gpu_budget: must be at least 1"},
       {"window: {num_requests: 0}\n", "s.yaml:3: window.num_requests: must be at least 1"},
       {"window: {duration_s: -1}\n", "s.yaml:3: window.duration_s: must be positive"},
+      // Issue 22: converted to nanoseconds, 1e10 s would overflow the clock.
+      {"window: {duration_s: 1e10}\n",
+       "s.yaml:3: window.duration_s: must be at most 1e9 s (the largest simulated time)"},
       {"seed: -3\n", "s.yaml:3: seed: must not be negative"},
       {"name: a/b\n", "s.yaml:3: name: must be a non-empty name"},
   };

@@ -1,5 +1,9 @@
 #include "workload/workload_source.h"
 
+#include <fstream>
+#include <sys/stat.h>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "support/input_error.h"
@@ -190,6 +194,111 @@ TEST(WorkloadSource, VllmBenchQueuedTsPastTheLargestSimulatedTimeIsRefused) {
                              line);
   EXPECT_NE(error.find("r.jsonl:2: queued_ts:"), std::string::npos) << error;
   EXPECT_NE(error.find("largest simulated time"), std::string::npos) << error;
+}
+
+TEST(WorkloadSource, DuplicateIdsAreRefusedAtTheSecond) {
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  // Hashed ids (no trailing number): the first line is read again to compare.
+  std::string error = ErrorOf(
+      "t.jsonl", "{\"id\": \"x\", " + row + "{\"id\": \"y\", " + row + "{\"id\": \"x\", " + row);
+  EXPECT_NE(error.find("t.jsonl:3: id: duplicate request id 'x' (also used on line 1)"),
+            std::string::npos)
+      << error;
+  // The default id is the line number: an explicit id may collide with it (counters).
+  error = ErrorOf("t.jsonl", "{\"id\": \"2\", " + row + "{" + row);
+  EXPECT_NE(error.find("t.jsonl:2: id: duplicate request id '2' (also used on line 1)"),
+            std::string::npos)
+      << error;
+  const std::string bench =
+      "\"input_toks\": 5, \"output_toks\": 2, \"first_token_ts\": 1, \"last_token_ts\": 2}\n";
+  error = ErrorOf("r.jsonl", "{\"request_id\": \"a\", \"queued_ts\": 1.0, " + bench +
+                                 "{\"request_id\": \"a\", \"queued_ts\": 2.0, " + bench);
+  EXPECT_NE(error.find("r.jsonl:2: request_id: duplicate request id 'a' (also used on line 1)"),
+            std::string::npos)
+      << error;
+  // vLLM-bench's own ids are counters (bench-0, bench-1, ...).
+  error = ErrorOf("r.jsonl", "{\"request_id\": \"bench-0\", \"queued_ts\": 1.0, " + bench +
+                                 "{\"request_id\": \"bench-1\", \"queued_ts\": 2.0, " + bench +
+                                 "{\"request_id\": \"bench-0\", \"queued_ts\": 3.0, " + bench);
+  EXPECT_NE(error.find("r.jsonl:3: request_id: duplicate request id 'bench-0' (also used on "
+                       "line 1)"),
+            std::string::npos)
+      << error;
+}
+
+// The requests a native trace with this text yields.
+int CountRequests(const std::string& text) {
+  TempFile file("t.jsonl", text);
+  auto source = OpenWorkload(file.path(), "native");
+  int n = 0;
+  while (source->Next())
+    ++n;
+  return n;
+}
+
+TEST(WorkloadSource, UniqueIdsOfEveryKindAreAccepted) {
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  std::string trace;
+  for (int i = 0; i < 3000; ++i) {
+    // Counters in and out of order, default line numbers, and hashed ids.
+    if (i % 3 == 0) trace += "{\"id\": \"r" + std::to_string(3000 - i) + "\", " + row;
+    if (i % 3 == 1) trace += "{" + row;
+    if (i % 3 == 2) trace += "{\"id\": \"u" + std::to_string(i) + "-x\", " + row;
+  }
+  EXPECT_EQ(CountRequests(trace), 3000);
+}
+
+TEST(WorkloadSource, ScatteredNumberIdsAreCheckedToo) {
+  // Ids n0, n2, n4, ...: past 4,096 runs their counter is frozen and later ids are hashed;
+  // a repeat of either kind is found.
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  std::string trace;
+  for (int i = 0; i < 6000; ++i)
+    trace += "{\"id\": \"n" + std::to_string(2 * i) + "\", " + row;
+  EXPECT_NE(ErrorOf("t.jsonl", trace + "{\"id\": \"n10\", " + row)
+                .find("t.jsonl:6001: id: duplicate request id 'n10' (also used on line 6)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("t.jsonl", trace + "{\"id\": \"n11000\", " + row)
+                .find("t.jsonl:6001: id: duplicate request id 'n11000' (also used on line 5501)"),
+            std::string::npos);
+  EXPECT_EQ(CountRequests(trace + "{\"id\": \"n11001\", " + row + "{\"id\": \"n1\", " + row), 6002);
+}
+
+TEST(WorkloadSource, ALineSkippedAsBadUsesNoId) {
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  TempFile file("t.jsonl",
+                "{\"id\": \"x\", \"arrival_s\": 0.5, \"input_tokens\": -1, "
+                "\"output_tokens\": 1}\n"
+                "{\"id\": \"x\", " +
+                    row + "{\"id\": \"x\", " + row + "{\"id\": \"y\", " + row);
+  WindowOptions options;
+  options.skip_bad_lines = true;
+  WorkloadWindow window(OpenWorkload(file.path(), "native"), options);
+  std::vector<std::string> ids;
+  while (auto r = window.Next())
+    ids.push_back(r->id);
+  // Line 1 is bad (skipped), line 2 uses x, line 3 repeats it (skipped), line 4 uses y.
+  EXPECT_EQ(ids, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(window.skipped_lines(), 2);
+}
+
+TEST(WorkloadSource, ADuplicateIdThroughAPipeIsFoundByItsHash) {
+  TempFile dir("unused", "");
+  const std::string fifo = (dir.dir() / "trace.jsonl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string row = "\"arrival_s\": 0.5, \"input_tokens\": 5, \"output_tokens\": 1}\n";
+  std::thread writer(
+      [&] { std::ofstream(fifo) << "{\"id\": \"x\", " + row + "{\"id\": \"x\", " + row; });
+  const std::string error = CatchInputError([&] {
+                              auto source = OpenWorkload(fifo, "native");
+                              while (source->Next()) {
+                              }
+                            }).what();
+  writer.join();
+  EXPECT_NE(error.find("trace.jsonl:2: id: duplicate request id 'x' (also used on an earlier "
+                       "line; a pipe cannot be read again, so by its 64-bit hash)"),
+            std::string::npos)
+      << error;
 }
 
 TEST(WorkloadSource, IdsLongerThanTheNameColumnAreRefused) {
