@@ -72,7 +72,9 @@ TEST(DecodeRunCost, EqualsTheStepCostOfEveryDecodeStep) {
         const int64_t lo = 1 + static_cast<int64_t>(rng() % 200'000);
         const int64_t hi = decodes == 1 ? lo : lo + static_cast<int64_t>(rng() % 200'000);
         const int64_t others = decodes > 2 ? decodes - 2 : 0;
-        const int64_t middle = others * lo + static_cast<int64_t>(rng() % (others * (hi - lo) + 1));
+        const int64_t middle =
+            others * lo +
+            static_cast<int64_t>(rng() % static_cast<uint64_t>(others * (hi - lo) + 1));
         const int64_t context_sum = decodes == 1 ? lo : lo + hi + middle;
         BatchShape batch;
         batch.AddDecodes(decodes, context_sum, lo, hi);
