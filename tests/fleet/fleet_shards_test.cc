@@ -209,7 +209,7 @@ TEST(GatewayShard, ARequestGoesOnlyToTheGroupsServingItsModel) {
 
 TEST(GatewayShard, AGatewayKeepsOneViewWhicheverRouterDecided) {
   GatewayShard shard(Gateways(1, RoutingPolicy::kLeastOutstanding), TwoModels(), 1, 0, 1);
-  shard.Refresh(std::vector<InstanceLoad>(3));
+  shard.Apply({});  // the first snapshot: nothing changed
   EXPECT_EQ(shard.Route(For("a", 0)), 0);
   EXPECT_EQ(shard.Route(For("a", 1)), 1);
   // The fleet-wide router saw both: the least loaded is 2, not 0.
@@ -401,12 +401,20 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   // One shard, the requests in order, one long window.
   InstanceShard whole(*fleet_, fleet_->Partition(1), 0, {});
   RequestLedger once(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
-  std::vector<InstanceLoad> loads(4);
   whole.Deliver(Requests());
-  whole.AddLoads(loads);
-  for (const InstanceLoad& load : loads)
-    EXPECT_EQ(load.outstanding, 10);  // handed over, not yet served
+  const std::vector<LoadChange> delivered = whole.TakeLoadChanges();
+  ASSERT_EQ(delivered.size(), 4u);
+  for (std::size_t i = 0; i < delivered.size(); ++i) {
+    EXPECT_EQ(delivered[i].instance, static_cast<int32_t>(i));
+    EXPECT_EQ(delivered[i].load.outstanding, 10);  // handed over, not yet served
+    EXPECT_EQ(delivered[i].load.kv_used_blocks, 0);
+  }
+  EXPECT_TRUE(whole.TakeLoadChanges().empty());  // nothing happened since
   whole.Advance(0, 1'000'000'000'000, clock, once);
+  const std::vector<LoadChange> served = whole.TakeLoadChanges();
+  ASSERT_EQ(served.size(), 4u);  // every instance went from 10 requests to none
+  for (const LoadChange& change : served)
+    EXPECT_EQ(change.load.outstanding, 0) << change.instance;
   whole.Finish(once);
   const std::map<int64_t, output::RequestRow> expected = ById(once);
   ASSERT_EQ(expected.size(), 40u);
