@@ -167,6 +167,7 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
 }
 
 void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
+  steps_ += instance.engine->steps() - instance.steps_seen;
   instance.steps_seen = instance.engine->steps();
   for (const TokenTally& t : instance.tally)
     timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
@@ -238,13 +239,6 @@ void InstanceShard::Finish(RequestLedger& ledger) {
     local->row.steps = local->engine->steps();
     local->row.busy_ns = local->engine->busy_time();
   }
-}
-
-int64_t InstanceShard::steps() const {
-  int64_t steps = 0;
-  for (const auto& local : locals_)
-    steps += local->steps_seen;
-  return steps;
 }
 
 std::vector<output::InstanceRow> InstanceShard::InstanceRows() const {

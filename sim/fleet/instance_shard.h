@@ -67,8 +67,9 @@ class InstanceShard {
   // At the end: every request still held ends unfinished, and the totals are final.
   void Finish(RequestLedger& ledger);
 
-  // Engine steps taken so far by the instances here.
-  int64_t steps() const;
+  // Engine steps taken so far by the instances here (as of their last collection: asked
+  // at every window, so kept as a running sum rather than a loop over the instances).
+  int64_t steps() const { return steps_; }
   // This rank's /instances rows, by instance id.
   std::vector<output::InstanceRow> InstanceRows() const;
   // The /steps rows kept (trace_steps) of each instance here, with its id.
@@ -95,6 +96,7 @@ class InstanceShard {
   using Entry = std::pair<SimTime, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
   std::vector<int32_t> active_;
+  int64_t steps_ = 0;             // the sum of every local's steps_seen
   std::vector<int32_t> touched_;  // delivered to or advanced since the last TakeLoadChanges
   Timeseries timeseries_;
 };
