@@ -5,6 +5,7 @@
 #   bench/run.sh 1m         # only the 1M-request cases
 #   bench/run.sh np2        # only the 2-rank 1M and 100,000-instance cases
 #   bench/run.sh instances  # only the 100,000-instance cases
+#   bench/run.sh scaling    # 1 and 2 ranks: the 1M-request and the 100,000-instance cases
 #   bench/run.sh memory     # 1M vs 20M requests, --no-request-rows, on the default fleet
 #   bench/run.sh trace      # a 1M- and a 4M-line JSON-lines trace read on the default fleet
 set -euo pipefail
@@ -54,6 +55,12 @@ case ${1:-fleet} in
     ;;
   np2)
     measure 1m-np2 2 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
+    ;;
+  scaling)
+    measure 1m-np1 1 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 1m-np2 2 bench/fleet_1024.yaml bench/traffic_1m.yaml
+    measure 100k-instances-np1 1 bench/fleet_100k.yaml bench/traffic_100k.yaml
     measure 100k-instances-np2 2 bench/fleet_100k.yaml bench/traffic_100k.yaml
     ;;
   instances)

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "core/input_error.h"
 #include "fleet/gateway_shard.h"
 #include "fleet/instance_shard.h"
+#include "fleet/load_exchange.h"
 #include "fleet/progress.h"
 #include "fleet/request_ledger.h"
 #include "fleet/routed_request.h"
@@ -181,14 +181,12 @@ class FleetRun {
     }
   }
 
-  // Every instance's load into every gateway's view: one reduction over the fleet.
+  // The loads that changed since the last snapshot, from every rank into every gateway's
+  // view (fleet/load_exchange.h).
   void RefreshLoadViews() {
-    static_assert(sizeof(InstanceLoad) == 2 * sizeof(int32_t));
-    std::vector<InstanceLoad> loads(fleet_.instances.size());
-    instances_.AddLoads(loads);
-    comm::AllReduceSum(
-        std::span<int32_t>(reinterpret_cast<int32_t*>(loads.data()), 2 * loads.size()), comm_);
-    failure_.Guard([&] { gateways_.Refresh(loads); });
+    const std::vector<LoadChange> changes =
+        ExchangeLoadChanges(instances_.TakeLoadChanges(), comm_);
+    failure_.Guard([&] { gateways_.Apply(changes); });
     ++snapshots_;
   }
 

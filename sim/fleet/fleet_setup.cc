@@ -22,22 +22,15 @@ double ReferenceCapacity(const EngineSetup& setup) {
 }
 
 std::vector<int32_t> FleetSetup::Partition(int size) const {
-  // Each group's replicas split into `size` contiguous runs of equal length: every rank
-  // gets the same share of every group, so the split is balanced whether the routers
-  // spread requests by count or by capacity, and each rank's instances stay together.
+  // Round robin over the ranks, instance by instance, continuing from one group to the
+  // next: every rank gets an equal share (to one instance) of every group and of the
+  // fleet, and neighbouring ids land on different ranks. Policies break ties towards the
+  // lower id, so under light load the work sits on the first instances of each group; a
+  // contiguous split would put all of it on rank 0.
   std::vector<int32_t> owner(instances.size(), 0);
-  std::size_t first = 0;
-  while (first < instances.size()) {
-    std::size_t end = first;
-    while (end < instances.size() && instances[end].group == instances[first].group)
-      ++end;
-    const auto n = static_cast<int64_t>(end - first);
-    for (std::size_t i = first; i < end; ++i) {
-      const auto k = static_cast<int64_t>(i - first);
-      owner[i] = static_cast<int32_t>(k * size / std::max<int64_t>(n, 1));
-    }
-    first = end;
-  }
+  const auto ranks = static_cast<std::size_t>(std::max(size, 1));
+  for (std::size_t i = 0; i < instances.size(); ++i)
+    owner[i] = static_cast<int32_t>(i % ranks);
   return owner;
 }
 

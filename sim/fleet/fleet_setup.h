@@ -37,8 +37,10 @@ struct FleetSetup {
   // Groups whose bundle says it is for another model or GPU (allowed, but worth saying).
   std::vector<std::string> warnings;
 
-  // The rank of every instance, by instance id: each rank an equal contiguous share of
-  // every group. The partition never changes results, only speed.
+  // The rank of every instance, by instance id: instance i on rank i mod size, so each
+  // rank has an equal share (to one instance) of every group and the low ids that
+  // policies' ties favour are spread over the ranks. The partition never changes
+  // results, only speed.
   std::vector<int32_t> Partition(int size) const;
   // Whether the fleet serves more than one model (then /summary has a row per model).
   bool multi_model() const { return models.size() > 1; }

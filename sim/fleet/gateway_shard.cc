@@ -56,10 +56,10 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
   }
 }
 
-void GatewayShard::Refresh(std::span<const InstanceLoad> snapshot) {
+void GatewayShard::Apply(std::span<const LoadChange> changes) {
   for (Gateway& gateway : gateways_) {
     for (Router& router : gateway.routers)
-      router.Refresh(snapshot);
+      router.Apply(changes);
   }
 }
 

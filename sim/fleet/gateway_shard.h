@@ -1,6 +1,6 @@
 // The gateways one rank holds (gateway g lives on rank g mod R): each with its own routers
-// and random streams, a load view refreshed from the fleet-wide snapshot, and the routing
-// of the requests that arrive at it.
+// and random streams, a load view refreshed from the loads that changed since the last
+// fleet-wide snapshot, and the routing of the requests that arrive at it.
 //
 // A request that names a model goes only to the instance groups serving it (several
 // groups may, on different GPUs): each gateway has a router over every instance, used for
@@ -10,7 +10,7 @@
 // request for a model no group serves is not routed (Route says kNoInstance).
 //
 //   GatewayShard gateways(fleet.cluster.gateways, RoutingTableOf(fleet), seed, rank, size);
-//   if (gateways.uses_load()) gateways.Refresh(snapshot);   // at an epoch's start
+//   if (gateways.uses_load()) gateways.Apply(changes);      // at an epoch's start
 //   int32_t instance = gateways.Route(request);             // its gateway lives here
 #pragma once
 
@@ -46,8 +46,9 @@ class GatewayShard {
   // Gateways on this rank.
   std::size_t size() const { return gateways_.size(); }
 
-  // Every gateway's view becomes `snapshot` (indexed by instance id).
-  void Refresh(std::span<const InstanceLoad> snapshot);
+  // Every gateway's view becomes the last snapshot updated by `changes` (the instances
+  // whose load changed since it, in any order); the assignments since are forgotten.
+  void Apply(std::span<const LoadChange> changes);
   // The instance the request's gateway (which must live on this rank) sends it to, or
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);

@@ -17,6 +17,8 @@ struct InstanceShard::Local {
   std::unique_ptr<Instance> engine;
   SimTime key = kNever;  // its next event time as the event queue knows it
   bool active = false;
+  bool touched = false;   // in touched_
+  InstanceLoad reported;  // its load in the last TakeLoadChanges
   int64_t steps_seen = 0;
   std::vector<output::StepRow> steps;
   std::vector<TokenTally> tally;  // written by the instance's thread, drained after a pass
@@ -102,6 +104,7 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
     }
     instance.engine->Arrive(std::move(request), routed.instance_arrival);
     Requeue(local);
+    Touch(local);
   }
 }
 
@@ -160,10 +163,12 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
     instance.key = kNever;  // forces the requeue
     Collect(instance, ledger);
     Requeue(local);
+    Touch(local);
   }
 }
 
 void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
+  steps_ += instance.engine->steps() - instance.steps_seen;
   instance.steps_seen = instance.engine->steps();
   for (const TokenTally& t : instance.tally)
     timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
@@ -194,14 +199,31 @@ void InstanceShard::Sample(const Timeseries::Sampler& sample) const {
   }
 }
 
-void InstanceShard::AddLoads(std::span<InstanceLoad> loads) const {
-  for (const auto& local : locals_) {
-    const Instance& engine = *local->engine;
-    InstanceLoad& load = loads[static_cast<std::size_t>(local->id)];
-    load.outstanding = static_cast<int32_t>(engine.outstanding());
-    load.kv_used_blocks = static_cast<int32_t>(engine.kv_cache().num_usable_blocks() -
-                                               engine.kv_cache().num_free_blocks());
+void InstanceShard::Touch(int32_t local) {
+  Local& instance = *locals_[static_cast<std::size_t>(local)];
+  if (instance.touched) return;
+  instance.touched = true;
+  touched_.push_back(local);
+}
+
+std::vector<LoadChange> InstanceShard::TakeLoadChanges() {
+  std::sort(touched_.begin(), touched_.end());  // locals are in id order
+  std::vector<LoadChange> changes;
+  for (const int32_t local : touched_) {
+    Local& instance = *locals_[static_cast<std::size_t>(local)];
+    instance.touched = false;
+    const Instance& engine = *instance.engine;
+    const InstanceLoad load = {static_cast<int32_t>(engine.outstanding()),
+                               static_cast<int32_t>(engine.kv_cache().num_usable_blocks() -
+                                                    engine.kv_cache().num_free_blocks())};
+    if (load.outstanding == instance.reported.outstanding &&
+        load.kv_used_blocks == instance.reported.kv_used_blocks)
+      continue;
+    instance.reported = load;
+    changes.push_back({instance.id, load});
   }
+  touched_.clear();
+  return changes;
 }
 
 SimTime InstanceShard::LastActive() const {
@@ -218,13 +240,6 @@ void InstanceShard::Finish(RequestLedger& ledger) {
     local->row.steps = local->engine->steps();
     local->row.busy_ns = local->engine->busy_time();
   }
-}
-
-int64_t InstanceShard::steps() const {
-  int64_t steps = 0;
-  for (const auto& local : locals_)
-    steps += local->steps_seen;
-  return steps;
 }
 
 std::vector<output::InstanceRow> InstanceShard::InstanceRows() const {

@@ -17,7 +17,6 @@
 #include <functional>
 #include <memory>
 #include <queue>
-#include <span>
 #include <vector>
 
 #include "fleet/fleet_metrics.h"
@@ -59,15 +58,18 @@ class InstanceShard {
   void Advance(SimTime start, SimTime stop, const WindowClock& clock, RequestLedger& ledger);
   // Samples /timeseries at every interval start up to `now`.
   void SampleUpTo(SimTime now);
-  // Adds each local instance's load (outstanding requests, KV blocks held) at its id.
-  void AddLoads(std::span<InstanceLoad> loads) const;
+  // The load (outstanding requests, KV blocks held) of each local instance whose load
+  // differs from the last call's (from zero, at the first), by instance id. Only the
+  // instances delivered to or advanced since are looked at: the others cannot differ.
+  std::vector<LoadChange> TakeLoadChanges();
   // The latest time any instance here did anything (-1: none did).
   SimTime LastActive() const;
   // At the end: every request still held ends unfinished, and the totals are final.
   void Finish(RequestLedger& ledger);
 
-  // Engine steps taken so far by the instances here.
-  int64_t steps() const;
+  // Engine steps taken so far by the instances here (as of their last collection: asked
+  // at every window, so kept as a running sum rather than a loop over the instances).
+  int64_t steps() const { return steps_; }
   // This rank's /instances rows, by instance id.
   std::vector<output::InstanceRow> InstanceRows() const;
   // The /steps rows kept (trace_steps) of each instance here, with its id.
@@ -80,6 +82,7 @@ class InstanceShard {
  private:
   struct Local;
   void Requeue(int32_t local);
+  void Touch(int32_t local);
   void AdvanceTo(SimTime until, RequestLedger& ledger);
   void Collect(Local& instance, RequestLedger& ledger);
   void Sample(const Timeseries::Sampler& sample) const;
@@ -93,6 +96,8 @@ class InstanceShard {
   using Entry = std::pair<SimTime, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
   std::vector<int32_t> active_;
+  int64_t steps_ = 0;             // the sum of every local's steps_seen
+  std::vector<int32_t> touched_;  // delivered to or advanced since the last TakeLoadChanges
   Timeseries timeseries_;
 };
 

@@ -1,6 +1,7 @@
 #include "fleet/router.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -91,6 +92,38 @@ struct Router::State {
   RouterConfig config;
   LoadView view;
   std::unique_ptr<Picker> picker;  // reads `view`; State stays put, so the address holds
+  // The last snapshot by view index, and the entries of `view` that may differ from it
+  // (assigned to since, or given a new load): a refresh touches only those.
+  std::vector<InstanceLoad> snapshot;
+  std::vector<int32_t> differs;
+  std::vector<char> listed;       // by view index: in `differs`
+  std::vector<int32_t> index_of;  // by global instance id: view index, -1 when not a target
+
+  void Mark(int32_t index) {
+    char& flag = listed[static_cast<size_t>(index)];
+    if (flag) return;
+    flag = 1;
+    differs.push_back(index);
+  }
+
+  // Every listed entry back to the snapshot, and the picker told: entry by entry while
+  // that is cheaper than rebuilding its structures (the two give the same picks).
+  void ResetDiffering() {
+    for (const int32_t index : differs) {
+      const auto i = static_cast<size_t>(index);
+      view.outstanding[i] = snapshot[i].outstanding;
+      view.kv_used[i] = snapshot[i].kv_used_blocks;
+      listed[i] = 0;
+    }
+    const auto n = static_cast<size_t>(view.size());
+    if (differs.size() * static_cast<size_t>(std::bit_width(n)) >= n) {
+      picker->Refreshed();
+    } else {
+      for (const int32_t index : differs)
+        picker->Changed(index);
+    }
+    differs.clear();
+  }
 };
 
 Router::Router(RouterConfig config, std::vector<RouteTarget> targets, uint64_t stream_seed)
@@ -103,6 +136,11 @@ Router::Router(RouterConfig config, std::vector<RouteTarget> targets, uint64_t s
   view.weights = CapacityWeights(targets);
   view.outstanding.assign(targets.size(), 0);
   view.kv_used.assign(targets.size(), 0);
+  state_->snapshot.assign(targets.size(), InstanceLoad{});
+  state_->listed.assign(targets.size(), 0);
+  state_->index_of.assign(static_cast<size_t>(targets.back().instance) + 1, -1);
+  for (size_t i = 0; i < targets.size(); ++i)
+    state_->index_of[static_cast<size_t>(targets[i].instance)] = static_cast<int32_t>(i);
   view.targets = std::move(targets);
   state_->picker = router_internal::MakePicker(state_->config, view, stream_seed);
 }
@@ -111,21 +149,51 @@ Router::~Router() = default;
 Router::Router(Router&&) noexcept = default;
 Router& Router::operator=(Router&&) noexcept = default;
 
+namespace {
+
+void RequireNonNegative(const InstanceLoad& load, int32_t instance, const char* where) {
+  if (load.outstanding < 0 || load.kv_used_blocks < 0)
+    throw std::invalid_argument(std::string(where) + ": negative load for instance " +
+                                std::to_string(instance));
+}
+
+}  // namespace
+
 void Router::Refresh(std::span<const InstanceLoad> snapshot) {
-  LoadView& view = state_->view;
+  State& state = *state_;
+  LoadView& view = state.view;
   if (snapshot.size() <= static_cast<size_t>(view.targets.back().instance))
     throw std::invalid_argument("Router::Refresh: the snapshot covers instances below " +
                                 std::to_string(snapshot.size()) + ", the router targets " +
                                 std::to_string(view.targets.back().instance));
   for (size_t i = 0; i < view.targets.size(); ++i) {
-    const InstanceLoad& load = snapshot[static_cast<size_t>(view.targets[i].instance)];
-    if (load.outstanding < 0 || load.kv_used_blocks < 0)
-      throw std::invalid_argument("Router::Refresh: negative load for instance " +
-                                  std::to_string(view.targets[i].instance));
+    const int32_t instance = view.targets[i].instance;
+    const InstanceLoad& load = snapshot[static_cast<size_t>(instance)];
+    RequireNonNegative(load, instance, "Router::Refresh");
+    state.snapshot[i] = load;
     view.outstanding[i] = load.outstanding;
     view.kv_used[i] = load.kv_used_blocks;
   }
-  state_->picker->Refreshed();
+  for (const int32_t index : state.differs)
+    state.listed[static_cast<size_t>(index)] = 0;
+  state.differs.clear();
+  state.picker->Refreshed();
+}
+
+void Router::Apply(std::span<const LoadChange> changes) {
+  State& state = *state_;
+  for (const LoadChange& change : changes) {
+    if (change.instance < 0)
+      throw std::invalid_argument("Router::Apply: negative instance id " +
+                                  std::to_string(change.instance));
+    const auto id = static_cast<size_t>(change.instance);
+    if (id >= state.index_of.size() || state.index_of[id] < 0) continue;  // not a target
+    RequireNonNegative(change.load, change.instance, "Router::Apply");
+    const int32_t index = state.index_of[id];
+    state.snapshot[static_cast<size_t>(index)] = change.load;
+    state.Mark(index);
+  }
+  state.ResetDiffering();
 }
 
 int32_t Router::Route(const RouteRequest& request) {
@@ -134,20 +202,22 @@ int32_t Router::Route(const RouteRequest& request) {
   const auto i = static_cast<size_t>(index);
   view.outstanding[i] += 1;
   view.kv_used[i] += BlocksFor(request.prompt_tokens, view.targets[i].block_size);
-  state_->picker->Assigned(index);
+  state_->picker->Changed(index);
+  state_->Mark(index);
   return view.targets[i].instance;
 }
 
 void Router::Observe(int32_t instance, const RouteRequest& request) {
-  LoadView& view = state_->view;
-  const auto it =
-      std::lower_bound(view.targets.begin(), view.targets.end(), instance,
-                       [](const RouteTarget& t, int32_t id) { return t.instance < id; });
-  if (it == view.targets.end() || it->instance != instance) return;
-  const auto i = static_cast<size_t>(it - view.targets.begin());
+  State& state = *state_;
+  LoadView& view = state.view;
+  if (instance < 0 || static_cast<size_t>(instance) >= state.index_of.size()) return;
+  const int32_t index = state.index_of[static_cast<size_t>(instance)];
+  if (index < 0) return;
+  const auto i = static_cast<size_t>(index);
   view.outstanding[i] += 1;
   view.kv_used[i] += BlocksFor(request.prompt_tokens, view.targets[i].block_size);
-  state_->picker->Assigned(static_cast<int32_t>(i));
+  state.picker->Changed(index);
+  state.Mark(index);
 }
 
 const RouterConfig& Router::config() const {

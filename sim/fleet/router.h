@@ -4,7 +4,8 @@
 // random choices come from the router's own stream.
 //
 //   Router router(config, targets, StreamSeedOfGateway(seed, gateway));
-//   router.Refresh(snapshot);                  // at each load-view refresh
+//   router.Refresh(snapshot);                  // a whole snapshot, or at each later one
+//   router.Apply(changes);                     // only the loads that changed since
 //   int32_t instance = router.Route({prompt_tokens, PrefixKey(hashes, 4)});
 #pragma once
 
@@ -31,6 +32,12 @@ struct RouteTarget {
 struct InstanceLoad {
   int32_t outstanding = 0;     // handed to it and not yet finished (queued, running, in flight)
   int32_t kv_used_blocks = 0;  // blocks held by requests
+};
+
+// One instance's load in a snapshot where it changed since the one before.
+struct LoadChange {
+  int32_t instance = 0;  // global instance id
+  InstanceLoad load;
 };
 
 struct RouteRequest {
@@ -62,6 +69,11 @@ class Router {
   // Replaces the view with `snapshot` (indexed by global instance id, covering every
   // target) and forgets the assignments made since the last refresh.
   void Refresh(std::span<const InstanceLoad> snapshot);
+  // The same as Refresh with the last snapshot updated by `changes` (instances it does
+  // not name keep their load; those this router does not target are skipped), at a cost
+  // that grows with the changes and the assignments since, not with the fleet: each
+  // entry that differs from the last snapshot is updated in place, O(log n) each.
+  void Apply(std::span<const LoadChange> changes);
   // The chosen instance's global id; the assignment is added to the view.
   int32_t Route(const RouteRequest& request);
   // Another router of the same gateway sent `request` to `instance`: added to this view

@@ -107,7 +107,7 @@ class LeastLoadedPicker final : public Picker {
  public:
   explicit LeastLoadedPicker(const LoadView& view) : tree_(view.size(), Less{&view}) {}
   int32_t Pick(const RouteRequest&) override { return tree_.Best(); }
-  void Assigned(int32_t index) override { tree_.Update(index); }
+  void Changed(int32_t index) override { tree_.Update(index); }
   void Refreshed() override { tree_.Build(); }
 
  private:
@@ -174,7 +174,7 @@ class PrefixAffinityPicker final : public Picker {
         static_cast<double>(load) > config_.overload_ratio * static_cast<double>(least);
     return overloaded ? fallback : owner;
   }
-  void Assigned(int32_t index) override {
+  void Changed(int32_t index) override {
     least_.Update(index);
     if (weighted_least_) weighted_least_->Update(index);
   }

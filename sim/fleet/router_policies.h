@@ -5,7 +5,7 @@
 //
 //   std::unique_ptr<Picker> picker = MakePicker(config, view, stream_seed);
 //   int32_t index = picker->Pick(request);
-//   ...update view at index...; picker->Assigned(index);
+//   ...update view at index...; picker->Changed(index);
 #pragma once
 
 #include <cstdint>
@@ -22,9 +22,9 @@ class Picker {
   virtual ~Picker() = default;
   // The chosen target's index in view order.
   virtual int32_t Pick(const RouteRequest& request) = 0;
-  // The view's entry `index` just grew by one assignment.
-  virtual void Assigned(int32_t /*index*/) {}
-  // The view was replaced by a new snapshot.
+  // The view's entry `index` changed: an assignment, or a new snapshot load.
+  virtual void Changed(int32_t /*index*/) {}
+  // Any number of the view's entries changed (a whole new snapshot).
   virtual void Refreshed() {}
 };
 

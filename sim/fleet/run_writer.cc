@@ -93,6 +93,14 @@ RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, M
 }
 
 std::string PlacementText(const std::vector<int32_t>& owner, int ranks, int threads) {
+  const std::string per_rank = " (" + std::to_string(threads) + " TBB thread(s) per rank)";
+  // FleetSetup::Partition's round robin, in a line rather than every id.
+  bool round_robin = ranks > 1 && owner.size() > static_cast<std::size_t>(ranks);
+  for (std::size_t i = 0; round_robin && i < owner.size(); ++i)
+    round_robin = owner[i] == static_cast<int32_t>(i % static_cast<std::size_t>(ranks));
+  if (round_robin)
+    return "instance i on rank i mod " + std::to_string(ranks) + ", instances 0-" +
+           std::to_string(owner.size() - 1) + per_rank;
   std::string text;
   for (int r = 0; r < ranks; ++r) {
     text += (r ? " | rank " : "rank ") + std::to_string(r) + ":";
@@ -108,7 +116,7 @@ std::string PlacementText(const std::vector<int32_t>& owner, int ranks, int thre
       }
     }
   }
-  text += " (" + std::to_string(threads) + " TBB thread(s) per rank)";
+  text += per_rank;
   // An HDF5 attribute must stay well under 64 KiB; a fragmented placement is summarised.
   if (text.size() > 16384) {
     std::vector<int64_t> counts(static_cast<std::size_t>(ranks), 0);

@@ -66,7 +66,9 @@ struct RankCounters {
 RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, MPI_Comm comm);
 
 // "rank 0: 0-31 | rank 1: 32-63 (1 TBB thread(s) per rank)", from the rank of every
-// instance; a fragmented placement is summarised as instances per rank.
+// instance; the round robin of FleetSetup::Partition is named in a line ("instance i on
+// rank i mod 2, instances 0-63 (...)"), and another fragmented placement is summarised
+// as instances per rank.
 std::string PlacementText(const std::vector<int32_t>& owner_of, int ranks, int threads);
 
 // What /provenance records of the job around the run (README, "Output").

@@ -209,7 +209,7 @@ TEST(GatewayShard, ARequestGoesOnlyToTheGroupsServingItsModel) {
 
 TEST(GatewayShard, AGatewayKeepsOneViewWhicheverRouterDecided) {
   GatewayShard shard(Gateways(1, RoutingPolicy::kLeastOutstanding), TwoModels(), 1, 0, 1);
-  shard.Refresh(std::vector<InstanceLoad>(3));
+  shard.Apply({});  // the first snapshot: nothing changed
   EXPECT_EQ(shard.Route(For("a", 0)), 0);
   EXPECT_EQ(shard.Route(For("a", 1)), 1);
   // The fleet-wide router saw both: the least loaded is 2, not 0.
@@ -340,11 +340,28 @@ TEST(RunWriter, PlacementNamesEachRanksInstances) {
             "rank 0: 0-1 | rank 1: 2-4 (1 TBB thread(s) per rank)");
   EXPECT_EQ(PlacementText({0, 1, 0, 2}, 3, 4),
             "rank 0: 0 2 | rank 1: 1 | rank 2: 3 (4 TBB thread(s) per rank)");
-  // Too fragmented for an attribute: instances per rank.
+  // The partition's round robin, in a line.
   std::vector<int32_t> alternating(20000);
   for (std::size_t i = 0; i < alternating.size(); ++i)
     alternating[i] = static_cast<int32_t>(i % 2);
-  EXPECT_EQ(PlacementText(alternating, 2, 1), "instances per rank: 10000 10000");
+  EXPECT_EQ(PlacementText(alternating, 2, 1),
+            "instance i on rank i mod 2, instances 0-19999 (1 TBB thread(s) per rank)");
+  // Too fragmented for an attribute: instances per rank.
+  std::vector<int32_t> threes(20000);
+  for (std::size_t i = 0; i < threes.size(); ++i)
+    threes[i] = static_cast<int32_t>(i / 3 % 2);
+  EXPECT_EQ(PlacementText(threes, 2, 1), "instances per rank: 10001 9999");
+}
+
+TEST(FleetSetup, PartitionDealsInstancesToRanksInTurn) {
+  // Instances are numbered by group: a round robin gives every rank an equal share (to
+  // one) of each group, and the low ids that ties favour go to different ranks.
+  FleetSetup fleet;
+  for (int32_t i = 0; i < 7; ++i)
+    fleet.instances.push_back({i, i < 3 ? 0 : 1, {}, 1.0});
+  EXPECT_EQ(fleet.Partition(1), (std::vector<int32_t>{0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(fleet.Partition(2), (std::vector<int32_t>{0, 1, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(fleet.Partition(3), (std::vector<int32_t>{0, 1, 2, 0, 1, 2, 0}));
 }
 
 // Four Llama-3.1-8B instances on the synthetic dense bundle.
@@ -401,12 +418,20 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   // One shard, the requests in order, one long window.
   InstanceShard whole(*fleet_, fleet_->Partition(1), 0, {});
   RequestLedger once(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
-  std::vector<InstanceLoad> loads(4);
   whole.Deliver(Requests());
-  whole.AddLoads(loads);
-  for (const InstanceLoad& load : loads)
-    EXPECT_EQ(load.outstanding, 10);  // handed over, not yet served
+  const std::vector<LoadChange> delivered = whole.TakeLoadChanges();
+  ASSERT_EQ(delivered.size(), 4u);
+  for (std::size_t i = 0; i < delivered.size(); ++i) {
+    EXPECT_EQ(delivered[i].instance, static_cast<int32_t>(i));
+    EXPECT_EQ(delivered[i].load.outstanding, 10);  // handed over, not yet served
+    EXPECT_EQ(delivered[i].load.kv_used_blocks, 0);
+  }
+  EXPECT_TRUE(whole.TakeLoadChanges().empty());  // nothing happened since
   whole.Advance(0, 1'000'000'000'000, clock, once);
+  const std::vector<LoadChange> served = whole.TakeLoadChanges();
+  ASSERT_EQ(served.size(), 4u);  // every instance went from 10 requests to none
+  for (const LoadChange& change : served)
+    EXPECT_EQ(change.load.outstanding, 0) << change.instance;
   whole.Finish(once);
   const std::map<int64_t, output::RequestRow> expected = ById(once);
   ASSERT_EQ(expected.size(), 40u);

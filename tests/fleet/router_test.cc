@@ -369,6 +369,61 @@ TEST(LoadPolicies, TreesAgreeWithBruteForceAtAThousandTargets) {
   }
 }
 
+// Only the loads that changed since the last snapshot, applied, route exactly as the whole
+// snapshot does: for every load-reading policy, with a few changes (each updated in place)
+// and with many (a rebuild), own assignments forgotten either way.
+TEST(LoadPolicies, ChangedLoadsRouteAsTheWholeSnapshotDoes) {
+  const std::vector<double> kinds = {1.0, 1.5, 2.0};
+  for (RoutingPolicy policy : {RoutingPolicy::kLeastOutstanding, RoutingPolicy::kLeastKv,
+                               RoutingPolicy::kPowerOfTwo, RoutingPolicy::kPrefixAffinity}) {
+    for (bool weighted : {false, true}) {
+      Rng rng(11 + static_cast<uint64_t>(policy) * 2 + (weighted ? 1 : 0));
+      std::vector<RouteTarget> targets;
+      for (int32_t i = 0; i < 300; ++i)  // odd ids only: the even ones are not targets
+        targets.push_back({2 * i + 1, kinds[Below(rng, kinds.size())], 1000, 16});
+      Router whole(Config(policy, weighted), targets, 5);
+      Router changed(Config(policy, weighted), targets, 5);
+      std::vector<InstanceLoad> loads(601);
+      for (int snapshot = 0; snapshot < 60; ++snapshot) {
+        // Snapshots alternate between a few changes after a few routes (each entry
+        // updated in place) and changes to most instances after many (a rebuild).
+        const bool few = snapshot % 2 == 0;
+        const uint64_t changes = few ? 1 + Below(rng, 4) : 400;
+        std::vector<LoadChange> sent;
+        std::set<int32_t> named;
+        for (uint64_t c = 0; c < changes; ++c) {
+          const auto id = static_cast<int32_t>(Below(rng, loads.size()));
+          if (!named.insert(id).second) continue;
+          InstanceLoad& load = loads[static_cast<size_t>(id)];
+          load = {static_cast<int32_t>(Below(rng, 6)), static_cast<int32_t>(Below(rng, 900))};
+          sent.push_back({id, load});
+        }
+        whole.Refresh(loads);
+        changed.Apply(sent);
+        for (int route = 0; route < (few ? 8 : 40); ++route) {
+          RouteRequest request{static_cast<int64_t>(Below(rng, 3000)), std::nullopt};
+          if (route % 3 != 0) request.prefix_key = Below(rng, 8);
+          ASSERT_EQ(changed.Route(request), whole.Route(request))
+              << "policy " << static_cast<int>(policy) << " weighted " << weighted << " snapshot "
+              << snapshot << " route " << route;
+        }
+      }
+    }
+  }
+}
+
+TEST(LoadPolicies, ApplyingNoChangeForgetsOwnAssignments) {
+  Router router(Config(RoutingPolicy::kLeastOutstanding), Targets({1, 1, 1}), 1);
+  router.Apply(std::vector<LoadChange>{{1, {2, 0}}});
+  EXPECT_EQ(RouteMany(router, 3), (std::vector<int32_t>{0, 2, 0}));
+  router.Apply({});  // back to the snapshot: 0, 2, 0
+  EXPECT_EQ(RouteMany(router, 3), (std::vector<int32_t>{0, 2, 0}));
+  router.Apply(std::vector<LoadChange>{{0, {5, 0}}, {7, {0, 0}}});  // 7 is not a target here
+  EXPECT_EQ(RouteMany(router, 3), (std::vector<int32_t>{2, 2, 1}));
+  EXPECT_THROW(router.Apply(std::vector<LoadChange>{{2, {-1, 0}}}), std::invalid_argument);
+  EXPECT_THROW(router.Apply(std::vector<LoadChange>{{-1, {0, 0}}}), std::invalid_argument);
+}
+
 // ---- power_of_two -----------------------------------------------------------------------
 
 TEST(PowerOfTwo, NeverPicksTheMoreLoadedOfItsTwo) {
