@@ -99,6 +99,23 @@ RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm) {
   for (const InstanceGroupConfig& g : cluster.groups)
     bundles += g.name + "=" + g.bundle + "\n";
   file.WriteText(p, "bundles", bundles);
+  // Each group's attention backend and decode kernel, and why (vLLM's choice for its model,
+  // engine settings and GPU), and how its weights are stored.
+  std::string attention;
+  for (std::size_t g = 0; g < fleet.groups.size(); ++g) {
+    const EngineSetup& setup = fleet.groups[g];
+    attention += cluster.groups[g].name + "=";
+    if (setup.layout.attention) {
+      const AttentionPlan& a = *setup.layout.attention;
+      attention += a.backend.name + " " + a.decode.name + " block " +
+                   std::to_string(setup.layout.block_size) + " (" + a.backend_why + "; " +
+                   a.decode_why + ")";
+    } else {
+      attention += "unknown (no GPU)";
+    }
+    attention += "; weights: " + setup.engine.quantization.Describe() + "\n";
+  }
+  file.WriteText(p, "attention", attention);
   file.WriteAttribute(p, "ranks", int64_t{comm::SizeOf(comm)});
   file.WriteAttribute(p, "threads", int64_t{job.fleet.threads});
   file.WriteAttribute(p, "placement", stats.placement);

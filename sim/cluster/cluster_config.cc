@@ -93,6 +93,10 @@ void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   c.kv_cache_dtype = kKvCacheDtype.Read(e);
   c.mamba_cache_dtype = kMambaCacheDtype.Read(e);
   c.mamba_ssm_cache_dtype = kMambaSsmCacheDtype.Read(e);
+  c.attention_backend = kAttentionBackend.Read(e);
+  c.decode_kernel = kDecodeKernel.Read(e);
+  c.quantization = kQuantization.Read(e);
+  c.quantization_group_size = kQuantizationGroupSize.Read(e);
   group.budget.gpu_memory_utilization = kGpuMemoryUtilization.Read(e);
   group.budget.kv_cache_bytes = kKvCacheMemoryBytes.Find(e);
   group.budget.num_blocks = kNumGpuBlocks.Find(e);

@@ -156,7 +156,7 @@ TEST(AnalyticBundle, MixedStepsAreOneCallWithTheirOwnRows) {
       EXPECT_NEAR(a.decode.Lookup({double(n), double(kv)}), k.AttentionDecodeUs(n, kv + 1), 1e-3);
       const double separate = a.prefill.Lookup({double(chunk), double(history)}) +
                               a.decode.Lookup({double(n), double(kv)});
-      if (hardware.attention_backend.packs_gqa) {
+      if (DefaultAttentionPlan(hardware.attention).backend.packs_gqa) {
         EXPECT_LT(row, separate);
       } else if (n == 1) {
         EXPECT_GT(row, 2 * separate);
@@ -229,11 +229,12 @@ TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
 }
 
 TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
-  // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy without split-KV.
+  // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy on a kernel without a split.
   const ModelCard& card = Card("qwen3.8-27b");
-  HardwareSpec no_split = Gpu("H200-SXM");
-  no_split.attention_backend.split_kv_decode = false;
-  const AnalyticKernels unsplit(card, no_split, 1);
+  const HardwareSpec h200 = Gpu("H200-SXM");
+  AttentionPlan no_split = DefaultAttentionPlan(h200.attention);
+  no_split.decode.grid = DecodeGrid::kPerSequenceHead;
+  const AnalyticKernels unsplit(card, h200, 1, no_split, Quantization{});
   const AnalyticKernels split(card, Gpu("H200-SXM"), 1);
   const double per_token_single = unsplit.AttentionDecodeUs(1, 32768);
   const double per_token_batch = unsplit.AttentionDecodeUs(64, 32768) / 64;
