@@ -82,6 +82,10 @@ NodePoolConfig ReadPool(const YamlSection& p, const std::string& base_dir) {
 void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   using namespace engine_settings;
   e.RejectUnknownKeys(KeysOf("engine"));
+  // An engine setting the engine refuses later (an impossible attention pin, a quantized
+  // layout vLLM would not load) is located at its own line, not the group's.
+  for (const std::string& key : e.Keys())
+    group.key_lines[key] = e.LineOf(key);
   EngineConfig& c = group.engine;
   c.max_num_seqs = kMaxNumSeqs.Find(e);
   c.max_num_batched_tokens = kMaxNumBatchedTokens.Find(e);
