@@ -472,6 +472,10 @@ std::optional<fs::path> CacheOverride() {
 
 // The fingerprint covers the files the bundle is computed from, so that editing either one
 // builds a new folder instead of reusing the old figures' bundle.
+std::string AnalyticInputsFingerprint(const ModelCard& card, const HardwareSpec& hardware) {
+  return Hex64(InputsHash(card, hardware));
+}
+
 std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware,
                                 const EngineConfig& engine) {
   uint64_t hash = InputsHash(card, hardware);

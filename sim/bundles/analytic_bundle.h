@@ -77,6 +77,11 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
 std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware,
                                 const EngineConfig& engine = {});
 
+// The fingerprint of the model's config.json and the GPU's catalog file (16 hex digits),
+// which meta.yaml records as inputs_fingerprint: `bundle prune-cache` keeps a cached bundle
+// of the current generator whose inputs are the files as they are now.
+std::string AnalyticInputsFingerprint(const ModelCard& card, const HardwareSpec& hardware);
+
 // The engine settings an analytic bundle depends on (all but TP, batch limits and KV
 // budget), as "key=value" lines; empty for vLLM's defaults. Part of the cache fingerprint.
 std::string BundleEngineKey(const EngineConfig& engine);
