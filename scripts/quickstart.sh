@@ -4,7 +4,8 @@
 # (cluster_configs/default_fleet.yaml: 64 Llama-3.1-8B instances on an H100 pool and an
 # A100 pool behind two gateways) serving a minute of generated chat traffic, on
 # fleetsim's analytic bundles (built and cached on first use) -- then `fleetsim inspect`
-# of the 27B hybrid's cache arithmetic on an H200.
+# of the 27B hybrid's cache arithmetic on an H200. It ends with the one command that draws
+# the run: `build/sim/fleetsim report runs/out/quickstart.h5`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -25,3 +26,6 @@ mpirun -np 2 --oversubscribe build/sim/fleetsim run --output runs/out/quickstart
 echo
 echo "+ build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM"
 build/sim/fleetsim inspect --model qwen3.8-27b --enable-prefix-caching --hardware H200-SXM
+echo
+echo "quickstart: to see the run, one more command writes an HTML page (opens offline):"
+echo "  build/sim/fleetsim report runs/out/quickstart.h5   # -> runs/out/quickstart-report/report.html"

@@ -16,7 +16,9 @@
 #include "perf/bundle.h"
 #include "perf/bundle_compare.h"
 #include "perf/kernel_db/calibrate.h"
+#include "perf/kernel_db/collective_error.h"
 #include "perf/kernel_db/kernel_error.h"
+#include "perf/kernel_db/measured_collectives.h"
 #include "perf/kernel_db/measured_kernels.h"
 #include "perf/step_cost.h"
 
@@ -56,7 +58,7 @@ void Build(const BuildOptions& options) {
   // Beside the cached analytic bundles (`analytic-<version>-<fingerprint>/`), never over them.
   const std::string out =
       options.out.empty()
-          ? (ModelsDir() / card.name / "bundles" / hardware.name / options.source).string()
+          ? (CacheRoot() / "built" / card.name / hardware.name / options.source).string()
           : options.out;
   // The TP degrees came from --tp (or its default).
   const SettingError tp_error = [](std::string_view setting, const std::string& message) {
@@ -259,6 +261,108 @@ void CompareKernels(const CompareKernelsOptions& options) {
   }
 }
 
+struct CompareCollectivesOptions {
+  std::string data = DefaultKernelTables();
+  std::string system;
+  std::string hardware;  // default: the system's own GPU
+  bool fit = false;
+  bool uncalibrated = false;
+  bool rows = true;
+  bool json = false;
+};
+
+void WriteJson(JsonWriter& json, const CollectiveConstants& c) {
+  json.BeginObject();
+  json.Field("nccl_latency_scale", c.nccl_latency_scale);
+  json.Field("nccl_bandwidth_efficiency", c.nccl_bandwidth_efficiency);
+  json.Field("p2p_latency_scale", c.p2p_latency_scale);
+  json.Field("p2p_bandwidth_efficiency", c.p2p_bandwidth_efficiency);
+  json.Field("custom_latency_s", c.custom_latency_s);
+  json.Field("custom_bandwidth_fraction", c.custom_bandwidth_fraction);
+  json.Field("symm_mem_latency_s", c.symm_mem_latency_s);
+  json.Field("symm_mem_bandwidth_fraction", c.symm_mem_bandwidth_fraction);
+  json.EndObject();
+}
+
+// The collective model against a system's measured nccl-tests and vLLM all-reduce tables,
+// row by row and per operation; with --fit, the constants refitted on these tables first.
+void CompareCollectivesCommand(const CompareCollectivesOptions& options) {
+  const std::string gpu =
+      options.hardware.empty() ? HardwareOfSystem(options.system) : options.hardware;
+  const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), gpu);
+  const MeasuredCollectives tables = LoadMeasuredCollectives(options.data, options.system);
+  const CollectiveConstants constants = options.fit ? FitCollectiveConstants(tables, hardware)
+                                        : options.uncalibrated ? CollectiveConstants::Uncalibrated()
+                                                               : CollectiveConstants{};
+  const CollectiveComparison c = CompareCollectives(tables, hardware, constants);
+  if (options.json) {
+    JsonWriter json(std::cout);
+    json.BeginObject();
+    json.Field("system", c.system);
+    json.Field("hardware", c.hardware);
+    json.Field("nccl_version", c.nccl_version);
+    json.Field("vllm_version", c.vllm_version);
+    json.Key("constants");
+    WriteJson(json, constants);
+    json.Key("operations");
+    json.BeginArray();
+    for (const CollectiveOperationError& op : c.operations) {
+      json.BeginObject();
+      json.Field("operation", op.operation);
+      json.Field("target", op.target);
+      json.Field("rows", op.rows);
+      json.Field("mape", op.mape);
+      json.Field("bias", op.bias);
+      json.EndObject();
+    }
+    json.EndArray();
+    json.Key("rows");
+    json.BeginArray();
+    for (const CollectiveRowError& r : c.rows) {
+      json.BeginObject();
+      json.Field("operation", r.operation);
+      json.Field("dtype", r.measured.dtype);
+      json.Field("gpus", r.measured.gpus);
+      json.Field("bytes", static_cast<double>(r.measured.bytes));
+      json.Field("measured_us", r.measured.measured_us);
+      json.Field("model_us", r.model_us);
+      json.Field("error", r.error());
+      json.Field("how", r.how);
+      json.EndObject();
+    }
+    json.EndArray();
+    json.EndObject();
+    return;
+  }
+  std::printf("collectives on %s vs measured %s (nccl-tests of NCCL %s, vLLM %s all-reduce)\n",
+              c.hardware.c_str(), c.system.c_str(), c.nccl_version.c_str(), c.vllm_version.c_str());
+  if (options.fit) {
+    std::printf("constants fitted on these tables (CollectiveConstants):\n");
+    JsonWriter json(std::cout);
+    WriteJson(json, constants);
+    std::printf("\n");
+  }
+  if (options.rows) {
+    std::printf("%-24s %-8s %4s %12s %12s %12s %8s  %s\n", "operation", "dtype", "gpus", "bytes",
+                "measured us", "model us", "error", "model's choice");
+    for (const CollectiveRowError& r : c.rows) {
+      std::printf("%-24s %-8s %4d %12lld %12.2f %12.2f %+7.1f%%  %s\n", r.operation.c_str(),
+                  r.measured.dtype.c_str(), r.measured.gpus,
+                  static_cast<long long>(r.measured.bytes), r.measured.measured_us, r.model_us,
+                  100 * r.error(), r.how.c_str());
+    }
+    std::printf("\n");
+  }
+  std::printf("%-24s %6s %8s %8s  %s\n", "operation", "rows", "MAPE", "bias", "worst row");
+  for (const CollectiveOperationError& op : c.operations) {
+    const CollectiveRowError& w = c.rows[static_cast<std::size_t>(op.worst)];
+    std::printf("%-24s %6d %7.1f%% %+7.1f%%  %d GPUs, %lld B: %.1f vs %.1f us%s\n",
+                op.operation.c_str(), op.rows, 100 * op.mape, 100 * op.bias, w.measured.gpus,
+                static_cast<long long>(w.measured.bytes), w.model_us, w.measured.measured_us,
+                op.target ? "" : "  (not a target: host-bound eager calls)");
+  }
+}
+
 // Removes (or, dry, lists) the cached analytic bundles no current build reads.
 void PruneCache(bool dry_run) {
   uintmax_t total = 0;
@@ -313,9 +417,10 @@ void AddBundleCommand(CLI::App& app) {
       ->add_option("--tp", options->tps,
                    "TP degrees (default: 1, 2, 4, 8 where they fit and divide)")
       ->delimiter(',');
-  build->add_option("--out", options->out,
-                    "Bundle directory, new, empty or a bundle fleetsim built (default: "
-                    "models/<model>/bundles/<hardware>/<source>/)");
+  build->add_option(
+      "--out", options->out,
+      "Bundle directory, new, empty or a bundle fleetsim built (default: "
+      "<cache>/built/<model>/<hardware>/<source>/, the cache as for analytic bundles)");
   build->callback([options, data]() {
     if (data->count() > 0 && options->source != "kernel-db")
       throw OptionError("--data", "only --source kernel-db reads kernel tables");
@@ -367,6 +472,30 @@ void AddBundleCommand(CLI::App& app) {
       ->capture_default_str();
   ck->add_flag("--json", kernels->json, "Machine-readable output (every class's worst rows)");
   ck->callback([kernels]() { CompareKernels(*kernels); });
+
+  auto collectives = std::make_shared<CompareCollectivesOptions>();
+  CLI::App* cc = bundle->add_subcommand(
+      "compare-collectives",
+      "Compare the collective model (NCCL's cost model, vLLM's all-reduce choice) with a "
+      "system's measured nccl-tests and vLLM all-reduce tables (aiconfigurator): per "
+      "operation, GPU count and message size, and MAPE and bias per operation");
+  cc->add_option("--system", collectives->system,
+                 "The tables' system: h200_sxm (the constants are fitted on it), h100_sxm, "
+                 "a100_sxm (held out)")
+      ->required();
+  cc->add_option("--hardware", collectives->hardware,
+                 "The GPU from cluster_configs/hardware/ (default: the system's)");
+  cc->add_option("--data", collectives->data, "The aiconfigurator tables folder")
+      ->capture_default_str();
+  CLI::Option* fit = cc->add_flag("--fit", collectives->fit,
+                                  "Refit the constants on these tables first and print them");
+  cc->add_flag("--uncalibrated", collectives->uncalibrated,
+               "NCCL's own estimate as it is, and the kernels at their links' full bandwidth "
+               "(the fit's starting point)")
+      ->excludes(fit);
+  cc->add_flag("!--no-rows", collectives->rows, "Print only the per-operation summary");
+  cc->add_flag("--json", collectives->json, "Machine-readable output");
+  cc->callback([collectives]() { CompareCollectivesCommand(*collectives); });
 
   auto dry_run = std::make_shared<bool>(false);
   CLI::App* prune = bundle->add_subcommand(

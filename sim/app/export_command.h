@@ -1,5 +1,7 @@
-// `fleetsim export --csv <run.h5>`: the run's tables as CSV files beside it (or in
-// --dir): <stem>.requests.csv, .instances.csv, .summary.csv and .steps.csv when present.
+// `fleetsim export --csv|--trace <run.h5>`: the run's tables as CSV files beside it (or
+// in --dir, created when missing): <stem>.requests.csv, .instances.csv, .summary.csv,
+// .timeseries.csv and .steps.csv when present; and/or <stem>.trace.json, a Chrome/Perfetto
+// trace (report/chrome_trace.h).
 #pragma once
 
 #include <CLI/CLI.hpp>

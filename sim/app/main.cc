@@ -1,12 +1,15 @@
 // fleetsim: a discrete-event simulator of LLM inference serving at fleet scale.
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "app/bundle_command.h"
+#include "app/command_suggestions.h"
 #include "app/export_command.h"
 #include "app/inspect_command.h"
+#include "app/report_command.h"
 #include "app/run_command.h"
 #include "app/sweep_command.h"
 #include "app/validate_command.h"
@@ -32,6 +35,7 @@ int main(int argc, char** argv) {
   fleetsim::AddValidateCommand(app);
   fleetsim::AddBundleCommand(app);
   fleetsim::AddExportCommand(app);
+  fleetsim::AddReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -43,7 +47,11 @@ int main(int argc, char** argv) {
   } catch (const fleetsim::QuietExit& e) {
     return e.code;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fleetsim: error: " << e.what() << " (see fleetsim --help)\n";
+    // A mistyped command or option is named with the closest known one; CLI11's own
+    // message otherwise.
+    const std::optional<std::string> hint = fleetsim::CommandLineHint(app, argc, argv);
+    std::cerr << "fleetsim: error: " << (hint ? *hint : std::string(e.what()))
+              << " (see fleetsim --help)\n";
     return fleetsim::kExitInputError;
   } catch (const fleetsim::InputError& e) {
     std::cerr << "fleetsim: error: " << e.what() << '\n';

@@ -1,12 +1,15 @@
 #include "app/run_command.h"
 
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 
+#include "app/dry_run.h"
 #include "app/interrupt.h"
 #include "app/run_job.h"
+#include "app/run_summary.h"
+#include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/project_paths.h"
 #include "fleet/fleet_metrics.h"
@@ -27,12 +30,61 @@ struct RunOptions {
   std::optional<double> duration_s;
   std::optional<int64_t> num_requests;
   bool skip_bad_lines = false;
+  std::string model;
+  bool strict_models = false;
   int threads = 1;
   uint64_t seed = 0;
   bool quiet = false;
+  bool json = false;
+  bool dry_run = false;
+  std::string progress = "auto";
   bool list_traces = false;
   std::string command_line;
 };
+
+RunJob JobOf(const RunOptions& options) {
+  if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
+  RunJob job;
+  job.cluster = options.cluster;
+  job.workload = options.workload;
+  job.format = options.format;
+  job.output = options.output;
+  job.window.rate_scale = options.rate_scale;
+  if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
+  job.window.num_requests = options.num_requests;
+  job.window.skip_bad_lines = options.skip_bad_lines;
+  job.window.default_model = options.model;
+  job.strict_models = options.strict_models;
+  job.fleet.seed = options.seed;
+  job.fleet.threads = options.threads;
+  if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
+  job.fleet.trace_steps = options.trace_steps;
+  job.fleet.request_rows = !options.no_request_rows;
+  // fleet/progress.h says what each mode writes on a terminal and into a log.
+  job.fleet.progress = options.quiet || options.progress == "never" ? ProgressMode::kOff
+                       : options.progress == "always"               ? ProgressMode::kAlways
+                                                                    : ProgressMode::kAuto;
+  job.fleet.interrupted = PendingInterrupt;
+  job.command_line = options.command_line;
+  return job;
+}
+
+void PrintResult(const RunOptions& options, const RunJobResult& result, int ranks) {
+  const FleetRunStats& stats = result.stats;
+  if (options.json) {
+    WriteRunJson(std::cout,
+                 {options.output, result.instances, ranks, options.threads, result.wall_s}, stats);
+    return;
+  }
+  PrintSummaryTable(stats.summary, stdout);
+  std::printf(
+      "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
+      "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
+      static_cast<long long>(stats.requests), result.instances, static_cast<long long>(stats.steps),
+      static_cast<long long>(stats.events), static_cast<double>(stats.events) / result.wall_s,
+      static_cast<long long>(stats.windows), static_cast<long long>(stats.out_of_grid), ranks,
+      options.threads, result.wall_s, options.output.c_str());
+}
 
 void Run(const RunOptions& options) {
   if (options.list_traces) {
@@ -45,48 +97,19 @@ void Run(const RunOptions& options) {
   // SIGINT and SIGTERM stop the run at its next window boundary (mpirun passes them on to
   // every rank), before MPI_Finalize and with the unfinished file removed.
   const InterruptHandlers interrupt_handlers;
-  // Inputs are read identically on every rank, so every rank meets the same error; only
-  // rank 0 prints it.
   try {
-    if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
-    RunJob job;
-    job.cluster = options.cluster;
-    job.workload = options.workload;
-    job.format = options.format;
-    job.output = options.output;
-    job.window.rate_scale = options.rate_scale;
-    if (options.duration_s) job.window.duration = OptionSimTime("--duration", *options.duration_s);
-    job.window.num_requests = options.num_requests;
-    job.window.skip_bad_lines = options.skip_bad_lines;
-    job.fleet.seed = options.seed;
-    job.fleet.threads = options.threads;
-    if (options.horizon_s) job.fleet.horizon = OptionSimTime("--horizon", *options.horizon_s);
-    job.fleet.trace_steps = options.trace_steps;
-    job.fleet.request_rows = !options.no_request_rows;
-    job.fleet.progress = !options.quiet && isatty(STDERR_FILENO);
-    job.fleet.interrupted = PendingInterrupt;
-    job.command_line = options.command_line;
-    const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
-    const FleetRunStats& stats = result.stats;
-    if (!options.quiet && mpi.rank() == 0) {
-      PrintSummary(stats.summary);
-      std::printf(
-          "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
-          "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall\nwrote %s\n",
-          static_cast<long long>(stats.requests), result.instances,
-          static_cast<long long>(stats.steps), static_cast<long long>(stats.events),
-          static_cast<double>(stats.events) / result.wall_s, static_cast<long long>(stats.windows),
-          static_cast<long long>(stats.out_of_grid), mpi.size(), options.threads, result.wall_s,
-          options.output.c_str());
-    }
-  } catch (const InputError& e) {
-    // Every rank read the same inputs and met the same error: rank 0 says it, before
-    // MPI_Finalize, so that mpirun does not stop it first.
-    if (mpi.rank() == 0) {
-      std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
-      std::fflush(stderr);
-    }
-    throw QuietExit{kExitInputError};
+    comm::ReportFailures([&] {
+      // The options are checked alike on every rank; the agreement lets one say so.
+      RunJob job;
+      comm::OnEveryRank(MPI_COMM_WORLD, [&] { job = JobOf(options); });
+      if (options.dry_run) {
+        comm::OnRankZero(MPI_COMM_WORLD, [&] { PrintDryRun(job, stdout); });
+        return;
+      }
+      const RunJobResult result = RunJobOn(job, MPI_COMM_WORLD);
+      if ((options.json || !options.quiet) && mpi.rank() == 0)
+        PrintResult(options, result, mpi.size());
+    });
   } catch (const FleetInterrupted& e) {
     if (mpi.rank() == 0) {
       std::fprintf(stderr, "fleetsim: interrupted (%s); no output written\n", SignalName(e.signal));
@@ -113,7 +136,9 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
       "Workload: a trace file (native JSONL, vLLM-bench, Azure, Vidur, Mooncake), a real "
       "trace by name (e.g. conversation_trace; see fleetsim run --list-traces), or a "
       "generator spec (default: runs/examples/default_fleet_traffic.yaml)");
-  run->add_option("--format", options->format, "Trace format: auto, native, vllm-bench")
+  run->add_option("--format", options->format,
+                  "Workload format: auto (detected), native, vllm-bench, azure, vidur, mooncake, "
+                  "or generator")
       ->capture_default_str();
   run->add_option("--output", options->output, "The HDF5 file to write")->capture_default_str();
   run->add_option("--horizon", options->horizon_s,
@@ -130,6 +155,12 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag(
       "--skip-bad-lines", options->skip_bad_lines,
       "Skip malformed trace lines (counted in /provenance) instead of stopping at the first");
+  run->add_option("--model", options->model,
+                  "The model of requests that name none (a served model name); without it they "
+                  "may go to any instance group");
+  run->add_flag("--strict-models", options->strict_models,
+                "A request naming a model no instance group serves is a bad input line (skipped "
+                "and counted with --skip-bad-lines) instead of ending rejected with no_model");
   run->add_flag("--no-request-rows", options->no_request_rows,
                 "Skip /requests (one row per request); keep summaries and time series");
   run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();
@@ -138,6 +169,17 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_flag("--list-traces", options->list_traces,
                 "Print the names of the real traces --workload accepts, and exit");
   run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");
+  run->add_flag("--json", options->json,
+                "Print the summary as one JSON object on stdout instead of the table");
+  run->add_flag("--dry-run", options->dry_run,
+                "Print the placement, bundles, KV capacity, routing, windows and workload, "
+                "and exit without simulating");
+  run->add_option("--progress", options->progress,
+                  "Progress on stderr: auto (a redrawn line on a terminal; into a log or a Slurm "
+                  "job's output, a plain line every 60 s), always (into a log: a line at the "
+                  "start, every 10 s and at the end), never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   run->callback([options]() { Run(*options); });
 }
 

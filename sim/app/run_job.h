@@ -24,7 +24,10 @@ struct RunJob {
   std::string workload;
   std::string format = "auto";
   std::string output;
-  WindowOptions window;
+  WindowOptions window;  // its default_model must be one the fleet serves
+  // A request naming a model no instance group serves is a bad line (--strict-models),
+  // not a request rejected with no_model.
+  bool strict_models = false;
   FleetRunOptions fleet;
   std::string command_line;  // recorded in /provenance
 };
@@ -35,8 +38,8 @@ struct RunJobResult {
   double wall_s = 0;
 };
 
-// Errors in the inputs throw InputError on every rank (rank 0's is the one to print; the
-// others may throw QuietExit instead).
+// A failure anywhere (bad input, an unwritable output) throws on every rank: the rank the
+// error agreement picks (comm/error_agreement.h) rethrows it, the others throw QuietExit.
 RunJobResult RunJobOn(const RunJob& job, MPI_Comm comm);
 
 }  // namespace fleetsim

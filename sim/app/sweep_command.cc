@@ -6,11 +6,15 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "app/run_job.h"
+#include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/format.h"
 #include "core/input_error.h"
+#include "report/report_page.h"
+#include "sweep/sweep_points.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_spec.h"
@@ -29,6 +33,7 @@ struct SweepOptions {
   bool list = false;
   int threads = 1;
   bool quiet = false;
+  bool report = false;
   std::string command_line;
 };
 
@@ -47,7 +52,7 @@ PointJobRunner JobRunner(const SweepSpec& spec, const SweepOptions& options) {
     job.fleet.seed = spec.seed;
     job.fleet.threads = options.threads;
     job.fleet.request_rows = true;
-    job.fleet.progress = false;
+    job.fleet.progress = ProgressMode::kOff;
     job.command_line = options.command_line;
     const RunJobResult result = RunJobOn(job, comm);
     for (const output::SummaryRow& row : result.stats.summary) {
@@ -68,37 +73,41 @@ void Collect(const SweepSpec& spec, const SweepPoints& sweep, const fs::path& di
   const std::vector<SweepRow> rows = CollectSweep(spec, sweep.points, dir);
   WriteSweepCsv(dir / "sweep.csv", rows);
   WriteSweepHdf5(dir / "sweep.h5", rows, spec);
-  if (options.quiet) return;
-  Print(Ranking(rows, sweep.points, spec));
-  Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
+  if (!options.quiet) {
+    Print(Ranking(rows, sweep.points, spec));
+    Print("wrote " + (dir / "sweep.csv").string() + " and " + (dir / "sweep.h5").string() + "\n");
+  }
+  if (options.report) {
+    // The sweep's page, with the best point's own run beside it (latency, load, time).
+    report::ReportOptions page;
+    page.files = {(dir / "sweep.h5").string()};
+    for (const SweepRow& row : rows) {
+      if (row.rank == 1)
+        page.files.push_back(PointResultPath(dir, static_cast<int>(row.point)).string());
+    }
+    page.out_dir = (dir / "report").string();
+    const report::ReportOutput out = report::WriteReport(page);
+    for (const std::string& warning : out.warnings)
+      std::fprintf(stderr, "fleetsim: warning: %s\n", warning.c_str());
+    if (!options.quiet) Print("wrote " + out.page + "\n");
+  }
 }
 
-// Runs one phase of the command. An error is printed here, by the rank `reports` says --
-// before MPI_Finalize, so that mpirun cannot stop that rank before it speaks -- and every
-// rank exits with the error's code.
+// Runs one phase of the command on every rank: a failure is agreed on and printed by one
+// rank (comm/error_agreement.h), and every rank exits with its code.
 template <typename Fn>
-void Phase(bool reports, Fn&& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    if (reports) std::fprintf(stderr, "fleetsim: error: %s\n", e.what());
-    std::fflush(stderr);
-    throw QuietExit{kExitInputError};
-  } catch (const std::exception& e) {
-    if (reports) std::fprintf(stderr, "fleetsim: internal error: %s\n", e.what());
-    std::fflush(stderr);
-    throw QuietExit{1};
-  }
+void Phase(Fn&& fn) {
+  comm::ReportFailures([&] { comm::OnEveryRank(MPI_COMM_WORLD, std::forward<Fn>(fn)); });
 }
 
 void Sweep(const SweepOptions& options) {
   comm::MpiRuntime mpi(nullptr, nullptr);
   const bool root = mpi.rank() == 0;
-  // The spec is read identically on every rank, so every rank meets the same error; rank
-  // 0 says it.
+  // The spec is read identically on every rank, so every rank meets the same error; the
+  // agreement lets rank 0 say it.
   std::optional<SweepSpec> loaded;
   SweepPoints sweep;
-  Phase(root, [&] {
+  Phase([&] {
     if (options.threads < 1) throw OptionError("--threads", "must be at least 1");
     if (options.point && options.collect)
       throw OptionError("--point", "not with --collect (run the points, then collect them)");
@@ -129,10 +138,10 @@ void Sweep(const SweepOptions& options) {
     return;
   }
   if (options.point) {
-    // One point over every rank of this job (a Slurm array task is usually one rank); as
-    // in `fleetsim run`, every rank meets an input error and rank 0 says it.
+    // One point over every rank of this job (a Slurm array task is usually one rank), as
+    // `fleetsim run` runs it.
     const SweepPoint& point = sweep.points[static_cast<std::size_t>(*options.point)];
-    Phase(root, [&] {
+    Phase([&] {
       RunPoint(spec, point, dir, JobRunner(spec, options), MPI_COMM_WORLD, root ? log : silent);
     });
     if (root && !options.quiet) {
@@ -153,7 +162,7 @@ void Sweep(const SweepOptions& options) {
     }
     // Only the rank that ran the lowest failing point holds its error; the others get
     // QuietExit from RunSweepPoints.
-    Phase(true, [&] {
+    Phase([&] {
       RunSweepPoints(spec, sweep.points, dir, JobRunner(spec, options), MPI_COMM_WORLD, log);
     });
     if (root && !options.quiet) {
@@ -162,7 +171,8 @@ void Sweep(const SweepOptions& options) {
       Print(std::to_string(sweep.points.size()) + " point(s) in " + Fixed(wall_s, 2) + " s wall\n");
     }
   }
-  if (root) Phase(true, [&] { Collect(spec, sweep, dir, options); });
+  comm::ReportFailures(
+      [&] { comm::OnRankZero(MPI_COMM_WORLD, [&] { Collect(spec, sweep, dir, options); }); });
 }
 
 }  // namespace
@@ -188,6 +198,9 @@ void AddSweepCommand(CLI::App& app, std::string command_line) {
                 "Print 'points: N', then one line per point (and the skipped combinations)");
   cmd->add_option("--threads", options->threads, "TBB threads per MPI rank, for each point")
       ->capture_default_str();
+  cmd->add_flag("--report", options->report,
+                "Also write <output-dir>/report/report.html (fleetsim report of sweep.h5 and "
+                "the best point's run)");
   cmd->add_flag("--quiet", options->quiet, "Print nothing on success");
   cmd->callback([options]() { Sweep(*options); });
 }

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <memory>
 
+#include "comm/error_agreement.h"
+#include "comm/mpi_runtime.h"
 #include "core/csv_reader.h"
 #include "core/json_writer.h"
 #include "core/project_paths.h"
@@ -269,7 +271,12 @@ void AddValidateCommand(CLI::App& app) {
                    std::string(engine_settings::kStepOverheadUs.spec.help))
       ->capture_default_str();
   bench->add_flag("--json", options->json, "Machine-readable output; errors as signed fractions");
-  bench->callback([options]() { Validate(*options); });
+  bench->callback([options]() {
+    // Under mpirun, rank 0 replays and reports; every rank learns whether it failed, and
+    // one line says why (the agreement of `run` and `sweep`).
+    comm::MpiRuntime mpi(nullptr, nullptr);
+    comm::ReportFailures([&] { comm::OnRankZero(MPI_COMM_WORLD, [&] { Validate(*options); }); });
+  });
 }
 
 }  // namespace fleetsim

@@ -17,6 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "bundles/analytic_skew.h"
 #include "core/format.h"
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -39,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-11";
+constexpr const char* kGeneratorVersion = "analytic-12";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -120,9 +121,12 @@ std::ofstream OpenTable(const fs::path& dir, BundleFile file) {
   return out;
 }
 
-void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const fs::path& dir,
-             const KernelOverrides* overrides, Origins& origins, const AttentionPlan& attention,
-             const Quantization& quantization) {
+// Writes one TP's tables; returns the skew table's alpha_default (nullopt without
+// attention layers).
+std::optional<double> WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                              const fs::path& dir, const KernelOverrides* overrides,
+                              Origins& origins, const AttentionPlan& attention,
+                              const Quantization& quantization) {
   fs::create_directories(dir);
   const AnalyticKernels k(card, hardware, tp, attention, quantization);
   // The analytic value, or the measured one where the overrides have it (its origin
@@ -134,6 +138,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
     origins.Note(kernel, m.has_value());
     return m ? *m : *analytic;
   };
+  std::optional<double> skew_alpha_default;
   const std::vector<int64_t> tokens = Grid(1, 16384);
   {
     std::ofstream out = OpenTable(dir, BundleFile::kDense);
@@ -194,6 +199,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
         }
       }
     }
+    skew_alpha_default = WriteAnalyticSkewFit(k, max_len, dir);
   }
   if (LayerCount(card, LayerKind::kLinearAttention) > 0) {
     std::ofstream out = OpenTable(dir, BundleFile::kLinearAttention);
@@ -225,6 +231,7 @@ void WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp, const 
       }
     }
   }
+  return skew_alpha_default;
 }
 
 // A setting's error where the caller gave no SettingError: the setting, named.
@@ -326,7 +333,8 @@ struct ResolvedTp {
 std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
                      const std::vector<int>& tps, const BundleRecipe& recipe,
                      const EngineConfig& engine, const std::vector<ResolvedTp>& resolved,
-                     const std::map<int, std::map<std::string, std::string>>& kernel_origins) {
+                     const std::map<int, std::map<std::string, std::string>>& kernel_origins,
+                     const std::map<int, double>& skew_alpha_default) {
   YAML::Emitter out;
   out.SetDoublePrecision(6);
   out << YAML::BeginMap;
@@ -394,7 +402,31 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
       out << YAML::Key << kernel << YAML::Value << origin;
     out << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (!skew_alpha_default.empty()) {
+    // LLMServingSim's skew_fit block (perf/skew_fit.h), its alphas from the analytic kernel.
+    const SkewFit& axes = AnalyticSkewAxes();
+    out << YAML::Key << meta_key::kSkewFit << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "enabled" << YAML::Value << true;
+    out << YAML::Key << "bucket_axes" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, axis] :
+         {std::pair{"n", &axes.n}, std::pair{"skew_rate", &axes.skew_rate},
+          std::pair{"kv_big", &axes.kv_big}, std::pair{"kp", &axes.kp}}) {
+      out << YAML::Key << std::string(name) + "_bins" << YAML::Value << YAML::Flow << axis->bins;
+      out << YAML::Key << std::string(name) + "_labels" << YAML::Value << YAML::Flow
+          << axis->labels;
+    }
+    out << YAML::EndMap;
+    out << YAML::Key << meta_key::kPerTp << YAML::Value << YAML::BeginMap;
+    for (const auto& [tp, alpha] : skew_alpha_default) {
+      out << YAML::Key << tp << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "method" << YAML::Value << "analytic";
+      out << YAML::Key << "alpha_default" << YAML::Value << alpha;
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap << YAML::EndMap;
+  }
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 
@@ -421,6 +453,7 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   } cleanup{staging};
   std::vector<ResolvedTp> resolved;
   std::map<int, std::map<std::string, std::string>> kernel_origins;
+  std::map<int, double> skew_alpha_default;
   for (int tp : tps) {
     EngineConfig config = engine;
     config.tensor_parallel_size = tp;
@@ -447,27 +480,24 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
     const std::unique_ptr<KernelOverrides> overrides =
         recipe.overrides ? recipe.overrides(tp) : nullptr;
     Origins origins;
-    WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins, *layout.attention,
-            resolved_engine.quantization);
+    if (const std::optional<double> alpha =
+            WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins,
+                    *layout.attention, resolved_engine.quantization)) {
+      skew_alpha_default[tp] = *alpha;
+    }
     kernel_origins[tp] = origins.ByKernel();
   }
   std::ofstream meta(staging / kMetaFile);
   meta << kMetaHeader
        << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
        << " from its analytic kernel model.\n"
-       << MetaYaml(card, hardware, tps, recipe, engine, resolved, kernel_origins);
+       << MetaYaml(card, hardware, tps, recipe, engine, resolved, kernel_origins,
+                   skew_alpha_default);
   meta.close();
   fs::remove_all(target);
   fs::create_directories(target.parent_path());
   fs::rename(staging, target);
   cleanup.keep = true;
-}
-
-// $FLEETSIM_CACHE, when set and not empty.
-std::optional<fs::path> CacheOverride() {
-  const char* cache = std::getenv("FLEETSIM_CACHE");
-  if (cache == nullptr || *cache == '\0') return std::nullopt;
-  return fs::path(cache);
 }
 
 // The fingerprint covers the files the bundle is computed from, so that editing either one
@@ -518,9 +548,7 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
   // One folder per generator version and inputs: a bundle is never replaced in place, so a
   // process reading one (another rank, a sweep point, a Slurm array task) never sees it
   // vanish.
-  const std::optional<fs::path> cache = CacheOverride();
-  const fs::path dir = (cache ? *cache / "bundles" / card.name / hardware.name
-                              : ModelsDir() / card.name / "bundles" / hardware.name) /
+  const fs::path dir = CacheRoot() / "bundles" / card.name / hardware.name /
                        AnalyticCacheFolder(card, hardware, engine);
   if (ReadTextFile(dir / kMetaFile).find(std::string("generator: ") + kGeneratorVersion + ",") ==
       std::string::npos) {
@@ -528,7 +556,16 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
     // a half-written bundle.
     const fs::path staging =
         dir.parent_path() / (dir.filename().string() + ".tmp." + std::to_string(::getpid()));
-    fs::remove_all(staging);
+    try {
+      fs::remove_all(staging);
+      fs::create_directories(staging.parent_path());
+    } catch (const fs::filesystem_error& error) {
+      // A cache this user cannot write (another user's home, a read-only one).
+      throw InputError(dir.string(), 0, "",
+                       std::string("cannot build the analytic bundle into the cache: ") +
+                           error.code().message() +
+                           " (set FLEETSIM_CACHE or XDG_CACHE_HOME to a writable folder)");
+    }
     WriteAnalyticBundle(card, hardware, ResolvableTpDegrees(card, hardware, engine),
                         staging.string(), {}, engine);
     std::error_code error;
@@ -543,8 +580,7 @@ const char* AnalyticGeneratorVersion() {
 }
 
 std::vector<std::string> StaleCachedBundles() {
-  // The <model>/<hardware> folders of the cache: $FLEETSIM_CACHE/bundles/<m>/<h>, or
-  // models/<m>/bundles/<h>.
+  // The <model>/<hardware> folders of the cache: <cache>/bundles/<m>/<h>.
   std::vector<std::pair<fs::path, std::string>> hardware_dirs;  // and their model's name
   std::error_code error;
   auto children = [&](const fs::path& dir) {
@@ -554,9 +590,8 @@ std::vector<std::string> StaleCachedBundles() {
     }
     return out;
   };
-  const std::optional<fs::path> cache = CacheOverride();
-  for (const fs::path& model : children(cache ? *cache / "bundles" : ModelsDir())) {
-    for (const fs::path& hw : children(cache ? model : model / "bundles"))
+  for (const fs::path& model : children(CacheRoot() / "bundles")) {
+    for (const fs::path& hw : children(model))
       hardware_dirs.emplace_back(hw, model.filename().string());
   }
   // "analytic-<digits>", optionally "-<16 hex digits>" (the inputs' fingerprint): the

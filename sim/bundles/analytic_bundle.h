@@ -64,8 +64,9 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
                  const EngineConfig& engine = {});
 
 // The cached analytic bundle for (model, hardware, the group's engine settings) at the
-// default TP degrees the engine can run at, built on first use under $FLEETSIM_CACHE, else
-// models/<model>/bundles/<hardware>/ (git-ignored), in the folder AnalyticCacheFolder
+// default TP degrees the engine can run at, built on first use under
+// <cache>/bundles/<model>/<hardware>/ (CacheRoot(): $FLEETSIM_CACHE, else
+// $XDG_CACHE_HOME/fleetsim, else ~/.cache/fleetsim), in the folder AnalyticCacheFolder
 // names: a new generator version, an edited config.json or catalog entry, or other engine
 // settings that change the attention plan, layout or weights build a new folder, and
 // concurrent processes never see a bundle replaced under them.

@@ -6,11 +6,21 @@
 
 #include "cluster/cluster_settings.h"
 #include "core/project_paths.h"
+#include "core/request_name.h"
 #include "engine/engine_settings.h"
 #include "model/hardware.h"
 
 namespace fleetsim {
 namespace {
+
+// A pool's or group's name is a column of the output: refused when longer, never cut.
+void RequireLabelWidth(const YamlSection& section, const std::string& name) {
+  if (name.size() > kMaxLabelBytes) {
+    section.Fail("name", "at most " + std::to_string(kMaxLabelBytes) +
+                             " bytes (the output's name columns), not " +
+                             std::to_string(name.size()));
+  }
+}
 
 namespace fs = std::filesystem;
 using namespace cluster_settings;
@@ -113,12 +123,26 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
-  for (const char* key : {"model", "bundle", "hardware", "tp"}) {
+  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp"}) {
     if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
   }
   group.name = g.Get<std::string>(kGroupName.key());
   group.model = g.Get<std::string>(kGroupModel.key());
   if (group.model.find('/') != std::string::npos) group.model = Resolve(base_dir, group.model);
+  if (auto served = kGroupServedModelName.Find(g)) {
+    group.served_model_name = std::string(*served);
+    if (group.served_model_name.empty()) g.Fail(kGroupServedModelName.key(), "must not be empty");
+    if (group.served_model_name.size() > kMaxServedModelNameBytes) {
+      g.Fail(kGroupServedModelName.key(),
+             QuoteInput(group.served_model_name) + " is longer than " +
+                 std::to_string(kMaxServedModelNameBytes) +
+                 " bytes, the most a /summary row name holds after 'model:'");
+    }
+    for (const char c : group.served_model_name) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        g.Fail(kGroupServedModelName.key(), "holds a control character");
+    }
+  }
   // `analytic` (the default): fleetsim builds the bundle from its kernel model, cached.
   group.bundle = kGroupBundle.Read(g);
   if (group.bundle != kGroupBundle.Default()) {
@@ -326,6 +350,7 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
 
   for (const YamlSection& p : ListOfMappings(doc, std::string(kNodePools.key))) {
     config.pools.push_back(ReadPool(p, base_dir));
+    RequireLabelWidth(p, config.pools.back().name);
     if (FindPool(config.pools, config.pools.back().name) != config.pools.size() - 1) {
       p.Fail("name", "duplicate node pool name '" + config.pools.back().name + "'");
     }
@@ -336,6 +361,7 @@ ClusterConfig LoadClusterConfig(const std::string& path) {
   if (groups.empty()) doc.Fail(kInstanceGroups.key, "needs a list of at least one instance group");
   for (const YamlSection& g : groups) {
     config.groups.push_back(ReadGroup(g, base_dir));
+    RequireLabelWidth(g, config.groups.back().name);
     for (std::size_t j = 0; j + 1 < config.groups.size(); ++j) {
       if (config.groups[j].name == config.groups.back().name) {
         g.Fail("name", "duplicate instance group name '" + config.groups.back().name + "'");

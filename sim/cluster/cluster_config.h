@@ -50,6 +50,9 @@ struct InstanceGroupConfig {
   std::string name;
   std::string pool;  // a node pool's name (an implicit pool's is the group's name)
   std::string model;
+  // The name requests ask for (served_model_name); "" until the fleet resolves it to the
+  // model card's name (FleetSetup::served_models).
+  std::string served_model_name;
   std::string hardware;  // the pool's hardware as catalogued (HardwareSpec::name)
   std::string bundle;    // a bundle directory, or "analytic" (built and cached)
   int replicas = cluster_settings::kGroupReplicas.Default();
@@ -57,7 +60,8 @@ struct InstanceGroupConfig {
   KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
   double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   // Where in the file the group is, for errors found while building it: the group's line,
-  // and the lines of the keys it gives (model, bundle, hardware, tp, and its engine settings).
+  // and the lines of the keys it gives (model, served_model_name, bundle, hardware, tp, and its
+  // engine settings).
   std::string file;
   int line = 0;
   std::map<std::string, int, std::less<>> key_lines;

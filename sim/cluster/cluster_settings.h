@@ -4,6 +4,7 @@
 // The `engine:` mapping's keys are the engine's own (engine/engine_settings.h).
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 #include <vector>
 
@@ -51,6 +52,13 @@ inline constexpr Setting<std::string_view> kGroupName{
     {"name", T::kString, R::Any(), "", "required", "Unique among groups"}};
 inline constexpr Setting<std::string_view> kGroupModel{
     {"model", T::kString, R::Any(), "", "required", "A model in models/ or a model directory"}};
+// The served model name is what a request's `model` must equal for the group to serve it
+// (vLLM's --served-model-name); it also names the group's model's /summary row
+// ("model:<name>"), which holds at most kMaxServedModelNameBytes of it.
+inline constexpr std::size_t kMaxServedModelNameBytes = 25;
+inline constexpr Setting<std::string_view> kGroupServedModelName{
+    {"served_model_name", T::kString, R::Any(), "", "the model card's name",
+     "The model name requests ask for"}};
 inline constexpr Setting<std::string_view> kGroupPool{
     {"pool", T::kString, R::Any(), "", "--", "A node pool's name"}};
 inline constexpr Setting<std::string_view> kGroupHardware{

@@ -1,42 +1,54 @@
 #include "cluster/routing_policy.h"
 
 #include <array>
-#include <utility>
 
 namespace fleetsim {
 namespace {
 
-// The config names, in enum order.
-constexpr std::array<std::pair<RoutingPolicy, std::string_view>, 6> kPolicyNames{{
-    {RoutingPolicy::kRoundRobin, "round_robin"},
-    {RoutingPolicy::kRandom, "random"},
-    {RoutingPolicy::kLeastOutstanding, "least_outstanding"},
-    {RoutingPolicy::kLeastKv, "least_kv"},
-    {RoutingPolicy::kPowerOfTwo, "power_of_two"},
-    {RoutingPolicy::kPrefixAffinity, "prefix_affinity"},
+struct PolicyFacts {
+  RoutingPolicy policy;
+  std::string_view name;  // in cluster configs
+  bool uses_load;         // reads the load view
+};
+
+// In enum order. prefix_affinity reads the load for its overload check and fallback.
+constexpr std::array<PolicyFacts, 6> kPolicies{{
+    {RoutingPolicy::kRoundRobin, "round_robin", false},
+    {RoutingPolicy::kRandom, "random", false},
+    {RoutingPolicy::kLeastOutstanding, "least_outstanding", true},
+    {RoutingPolicy::kLeastKv, "least_kv", true},
+    {RoutingPolicy::kPowerOfTwo, "power_of_two", true},
+    {RoutingPolicy::kPrefixAffinity, "prefix_affinity", true},
 }};
 
 }  // namespace
 
 std::optional<RoutingPolicy> ParseRoutingPolicy(std::string_view name) {
-  for (const auto& [policy, policy_name] : kPolicyNames) {
-    if (policy_name == name) return policy;
+  for (const PolicyFacts& p : kPolicies) {
+    if (p.name == name) return p.policy;
   }
   return std::nullopt;
 }
 
 std::string_view RoutingPolicyName(RoutingPolicy policy) {
-  for (const auto& [p, name] : kPolicyNames) {
-    if (p == policy) return name;
+  for (const PolicyFacts& p : kPolicies) {
+    if (p.policy == policy) return p.name;
   }
   return "unknown";
 }
 
+bool UsesLoad(RoutingPolicy policy) {
+  for (const PolicyFacts& p : kPolicies) {
+    if (p.policy == policy) return p.uses_load;
+  }
+  return true;
+}
+
 std::vector<std::string> RoutingPolicyNames() {
   std::vector<std::string> names;
-  names.reserve(kPolicyNames.size());
-  for (const auto& entry : kPolicyNames)
-    names.emplace_back(entry.second);
+  names.reserve(kPolicies.size());
+  for (const PolicyFacts& p : kPolicies)
+    names.emplace_back(p.name);
   return names;
 }
 

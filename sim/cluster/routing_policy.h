@@ -31,6 +31,9 @@ std::optional<RoutingPolicy> ParseRoutingPolicy(std::string_view name);
 std::string_view RoutingPolicyName(RoutingPolicy policy);
 // Every policy name, in enum order (for error messages and tests).
 std::vector<std::string> RoutingPolicyNames();
+// Whether a router of this policy reads the load view: the fleet takes load snapshots
+// only for those (round_robin and random never look).
+bool UsesLoad(RoutingPolicy policy);
 
 struct RouterConfig {
   RoutingPolicy policy = *ParseRoutingPolicy(cluster_settings::kGatewayPolicy.Default());

@@ -7,10 +7,11 @@
 namespace fleetsim {
 
 JsonWriter::~JsonWriter() {
-  if (first_in_scope_.empty()) out_ << '\n';
+  if (first_in_scope_.empty() && !compact_) out_ << '\n';
 }
 
 void JsonWriter::Indent() {
+  if (compact_) return;
   out_ << '\n';
   for (std::size_t i = 0; i < first_in_scope_.size(); ++i)
     out_ << "  ";
@@ -57,7 +58,7 @@ void JsonWriter::EndArray() {
 void JsonWriter::Key(std::string_view key) {
   BeforeValue();
   WriteString(key);
-  out_ << ": ";
+  out_ << (compact_ ? ":" : ": ");
   after_key_ = true;
 }
 
@@ -99,12 +100,16 @@ void JsonWriter::Value(bool flag) {
 }
 
 void JsonWriter::Value(double number) {
+  Value(number, 17);
+}
+
+void JsonWriter::Value(double number, int digits) {
   BeforeValue();
   if (!std::isfinite(number)) {
     out_ << "null";
     return;
   }
-  out_ << Significant(number, 17);
+  out_ << Significant(number, digits);
 }
 
 void JsonWriter::Null() {

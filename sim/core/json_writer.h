@@ -1,5 +1,7 @@
 // A small streaming JSON writer with stable key order, for machine-readable output
-// (`--json`). Keys come out in the order they are written, so output is reproducible:
+// (`--json`, the report's data, trace files). Keys come out in the order they are
+// written, so output is reproducible. kCompact leaves out the newlines and indentation
+// (for files a program reads: a trace of millions of events).
 //
 //   JsonWriter json(std::cout);
 //   json.BeginObject();
@@ -18,7 +20,9 @@ namespace fleetsim {
 
 class JsonWriter {
  public:
-  explicit JsonWriter(std::ostream& out) : out_(out) {}
+  enum class Layout { kIndented, kCompact };
+  explicit JsonWriter(std::ostream& out, Layout layout = Layout::kIndented)
+      : out_(out), compact_(layout == Layout::kCompact) {}
   ~JsonWriter();
 
   void BeginObject();
@@ -30,7 +34,9 @@ class JsonWriter {
   void Value(std::string_view text);
   void Value(const char* text) { Value(std::string_view(text)); }
   void Value(bool flag);
-  void Value(double number);
+  void Value(double number);  // 17 significant digits: the double exactly; NaN, inf: null
+  // `digits` significant digits (a chart's data need not carry 17).
+  void Value(double number, int digits);
   void Null();
   template <typename Int>
   requires(std::is_integral_v<Int> && !std::is_same_v<Int, bool>) void Value(Int number) {
@@ -51,6 +57,7 @@ class JsonWriter {
   void WriteString(std::string_view text);
 
   std::ostream& out_;
+  bool compact_;
   std::vector<bool> first_in_scope_;  // one entry per open object/array
   bool after_key_ = false;
 };

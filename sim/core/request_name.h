@@ -8,4 +8,8 @@ namespace fleetsim {
 
 inline constexpr std::size_t kMaxRequestIdBytes = 48;
 
+// How long a group, pool, GPU or model name may be: the width of the output's name
+// columns (/instances, /summary, /timeseries). The cluster config refuses longer ones.
+inline constexpr std::size_t kMaxLabelBytes = 64;
+
 }  // namespace fleetsim

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "core/suggest.h"
+
 namespace fleetsim {
 namespace {
 
@@ -190,7 +192,7 @@ void YamlSection::RejectUnknownKeys(const std::vector<std::string_view>& known) 
     for (std::string_view k : known)
       accepted += (accepted.empty() ? "" : ", ") + std::string(k);
     throw InputError(*file_, entry.first.Mark().line + 1, FieldPath(key),
-                     "unknown key (accepted: " + accepted + ")");
+                     "unknown key" + DidYouMean(key, known) + " (accepted: " + accepted + ")");
   }
 }
 
@@ -220,6 +222,7 @@ template std::optional<int64_t> YamlSection::Find<int64_t>(std::string_view) con
 template std::optional<double> YamlSection::Find<double>(std::string_view) const;
 template std::optional<std::string> YamlSection::Find<std::string>(std::string_view) const;
 template std::vector<int> YamlSection::GetList<int>(std::string_view) const;
+template std::vector<double> YamlSection::GetList<double>(std::string_view) const;
 template std::vector<std::string> YamlSection::GetList<std::string>(std::string_view) const;
 
 }  // namespace fleetsim

@@ -1,6 +1,7 @@
 #include "engine/engine_setup.h"
 
 #include <cmath>
+#include <utility>
 
 #include "core/format.h"
 #include "model/weight_count.h"
@@ -105,16 +106,14 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   setup.scheduler.long_prefill_token_threshold = setup.engine.long_prefill_token_threshold;
   setup.scheduler.chunked_prefill = setup.engine.chunked_prefill;
 
-  AllReduceModel allreduce;
-  allreduce.ranks = tp;
+  CollectiveModel collectives;
   if (tp > 1) {
     if (!budget.hardware)
-      throw error("hardware", "TP > 1 needs the hardware's link for all-reduces");
-    allreduce.bandwidth_bytes_per_s = budget.hardware->intra_node.bandwidth_bytes_per_s.value;
-    allreduce.latency_s = budget.hardware->intra_node.latency_s.value;
+      throw error("hardware", "TP > 1 needs the hardware's links for its collectives");
+    collectives = CollectiveModel(*budget.hardware, tp, setup.card.dtype);
   }
-  setup.cost =
-      std::make_unique<StepCostModel>(setup.card, setup.bundle, tp, allreduce, step_overhead_ns);
+  setup.cost = std::make_unique<StepCostModel>(setup.card, setup.bundle, tp, std::move(collectives),
+                                               step_overhead_ns);
   return setup;
 }
 

@@ -140,6 +140,8 @@ void Instance::RunStep() {
     step.prefill_tokens = shape.prefill_tokens();
     step.prefill_chunks = shape.num_prefills();
     step.decodes = shape.num_decodes();
+    step.decode_context_mean = shape.mean_decode_context();
+    step.decode_context_max = shape.max_decode_context();
     step.generated_tokens = generated;
     step.preemptions = static_cast<int64_t>(plan.preempted.size());
     for (const ScheduledChunk& chunk : plan.chunks)
@@ -161,6 +163,8 @@ bool Instance::FastDecode(SimTime until) {
   // token at or just before a block boundary), no finish, no max_model_len.
   int64_t stretch = INT64_MAX;
   int64_t context_sum = 0;
+  int64_t context_min = INT64_MAX;
+  int64_t context_max = 0;
   for (const Request* r : running) {
     const int64_t c = r->num_computed;
     if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
@@ -169,6 +173,8 @@ bool Instance::FastDecode(SimTime until) {
     stretch = std::min({stretch, to_boundary - 1, r->max_output_tokens - r->num_output - 1,
                         config_.max_model_len - r->num_tokens() - 1});
     context_sum += c;
+    context_min = std::min(context_min, c);
+    context_max = std::max(context_max, c);
   }
   if (stretch < 2) return false;
   const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
@@ -182,13 +188,15 @@ bool Instance::FastDecode(SimTime until) {
   const double usage = kv_.Usage();
   while (steps < stretch && t < until && t < next_arrival) {
     BatchShape shape;
-    shape.AddDecodes(n, context_sum + steps * n);
+    shape.AddDecodes(n, context_sum + steps * n, context_min + steps, context_max + steps);
     const SimTime duration = cost_.Cost(shape).total_ns;
     if (on_step_) {
       StepRecord step;
       step.start = t;
       step.duration = duration;
       step.decodes = n;
+      step.decode_context_mean = shape.mean_decode_context();
+      step.decode_context_max = shape.max_decode_context();
       step.generated_tokens = n;
       step.running = n;
       step.kv_usage = usage;

@@ -72,6 +72,13 @@ output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int
   return row;
 }
 
+output::RequestRow NoModelRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway) {
+  output::RequestRow row = UnroutedRowOf(request, id, gateway);
+  output::CopyName(row.state, "rejected");
+  output::CopyName(row.reason, "no_model");
+  return row;
+}
+
 SummaryBuilder::SummaryBuilder(std::string group) : group_(std::move(group)) {}
 
 void SummaryBuilder::Add(const output::RequestRow& row, const SloConfig& slo) {

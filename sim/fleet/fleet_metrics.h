@@ -32,6 +32,9 @@ output::RequestRow RequestRowOf(const RequestRecord& record, int32_t instance, i
                                 const NetworkDelays& delays);
 // A request that never left its gateway (it arrived after the horizon): unfinished.
 output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway);
+// A request for a model no instance group serves: rejected at its gateway, reason
+// `no_model`, instance -1.
+output::RequestRow NoModelRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway);
 
 class SummaryBuilder {
  public:

@@ -1,14 +1,18 @@
 // A fleet run (SPEC.md, "The simulation"): gateways route each request of the workload to
 // an instance, and the instances serve them, spread over MPI ranks and TBB threads.
 //
-// Time advances in conservative windows, one per load-snapshot epoch (the staleness, in
-// whole steps of the gateway -> instance latency L). Gateways learn of instances only
-// through the snapshot at an epoch's start, so all their routing for the epoch is known
-// then: at each window's start the ranks agree on the next event (empty stretches are
-// skipped: one MPI_Allreduce(MIN)), refresh the snapshot, route the window's arrivals
-// and send them, one batched message per destination rank; then every instance advances
-// to the window's end independently (in parallel, TBB). docs/DESIGN.md says why this
-// gives the same results as windows of length L, with far fewer meetings.
+// RunFleet is the conservative window loop, and only that; its parts are rooms of their
+// own: the grid of steps, epochs and windows (window_clock.h), the workload read on one
+// rank and shipped to the gateways' ranks (workload_reader.h), this rank's gateways and
+// their routers (gateway_shard.h), this rank's instances, advanced on TBB threads
+// (instance_shard.h), the settled requests and their summaries (request_ledger.h), the
+// output (run_writer.h), and the one cross-rank error agreement (comm/error_agreement.h).
+//
+// At each window's start the ranks agree on the next event (empty stretches are skipped:
+// one MPI_Allreduce), refresh the load snapshot at an epoch's start, ship and route the
+// window's arrivals and send them to their instances' ranks; then every instance advances
+// to the window's end independently. docs/DESIGN.md says why this gives the same results
+// as windows of one lookahead, with far fewer meetings.
 //
 // Results do not depend on the rank or thread count: requests have their workload
 // position as id, every tie is broken by (time, id), routers draw from their own seeded
@@ -19,14 +23,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <string>
-#include <vector>
 
 #include <mpi.h>
 
 #include "fleet/fleet_setup.h"
+#include "fleet/progress.h"
+#include "fleet/run_writer.h"
 #include "output/hdf5_file.h"
-#include "output/run_tables.h"
 #include "workload/workload_source.h"
 
 namespace fleetsim {
@@ -37,7 +40,7 @@ struct FleetRunOptions {
   SimTime horizon = kNever;
   bool trace_steps = false;  // write /steps
   bool request_rows = true;  // write /requests (off: summaries and time series only)
-  bool progress = false;     // rank 0 draws a progress line on stderr
+  ProgressMode progress = ProgressMode::kOff;  // rank 0's progress on stderr (progress.h)
   // Asked at each window boundary: 0, or the number of a signal that asks the run to stop
   // (SIGINT, SIGTERM). Any rank's request stops every rank there with FleetInterrupted.
   std::function<int()> interrupted;
@@ -49,25 +52,12 @@ struct FleetInterrupted {
   int signal = 0;
 };
 
-struct FleetRunStats {
-  int64_t requests = 0;   // in the workload
-  int64_t steps = 0;      // engine steps, all instances
-  int64_t events = 0;     // engine steps + routed requests
-  int64_t windows = 0;    // windows processed (empty stretches skipped)
-  int64_t snapshots = 0;  // load-view refreshes
-  int64_t out_of_grid = 0;
-  std::vector<output::SummaryRow> summary;  // per group, then "fleet"
-  std::string placement;                    // which rank ran which instances
-};
-
 // Collective over `comm`: writes /requests (unless !request_rows), /instances, /summary,
 // /timeseries and, with trace_steps, /steps into `file`. `source` is the workload on rank
 // 0 and nullptr elsewhere: rank 0 alone reads it, sending each window's arrivals to the
-// ranks of their gateways.
+// ranks of their gateways. A failure on any rank stops every rank at the next meeting
+// (comm::AgreeOnFailure): one rank rethrows it, the others throw QuietExit.
 FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
                        const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm);
-
-// The gateway of request `id` among `gateways`: hash(id) mod G (SPEC.md).
-int32_t GatewayOf(int64_t id, int gateways);
 
 }  // namespace fleetsim

@@ -16,7 +16,7 @@ double ReferenceCapacity(const EngineSetup& setup) {
   const int64_t chunk = budget - decodes;
   BatchShape shape;
   if (chunk > 0) shape.AddPrefill(chunk, 0, false);
-  shape.AddDecodes(decodes, decodes * 1024);
+  shape.AddUniformDecodes(decodes, 1024);
   const double seconds = ToSeconds(setup.cost->Cost(shape).total_ns);
   return seconds > 0 ? static_cast<double>(budget) / seconds : 1.0;
 }
@@ -74,9 +74,25 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
       fleet.warnings.push_back(group.file + ":" + std::to_string(group.LineOf("bundle")) +
                                ": instance_groups." + group.name + ".bundle: " + mismatch);
     }
+    const std::string served =
+        group.served_model_name.empty() ? card.name : group.served_model_name;
+    const auto known = std::find(fleet.models.begin(), fleet.models.end(), served);
+    fleet.model_of_group.push_back(static_cast<int32_t>(known - fleet.models.begin()));
+    if (known == fleet.models.end()) fleet.models.push_back(served);
     fleet.groups.push_back(BuildEngineSetup(std::move(card), std::move(tables), group.engine,
                                             group.budget, StepOverheadNs(group.step_overhead_us),
                                             error));
+  }
+  // A multi-model fleet's /summary has a row per model, "model:<name>": the name must fit.
+  for (std::size_t g = 0; g < cluster.groups.size() && fleet.multi_model(); ++g) {
+    const InstanceGroupConfig& group = cluster.groups[g];
+    const std::string& served = fleet.models[static_cast<std::size_t>(fleet.model_of_group[g])];
+    if (served.size() <= cluster_settings::kMaxServedModelNameBytes) continue;
+    throw InputError(group.file, group.LineOf("model"), "instance_groups." + group.name + ".model",
+                     "its model card's name " + QuoteInput(served) + " is longer than " +
+                         std::to_string(cluster_settings::kMaxServedModelNameBytes) +
+                         " bytes, the most a /summary row of a multi-model fleet holds after "
+                         "'model:': give the group a shorter served_model_name");
   }
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)

@@ -29,12 +29,19 @@ struct FleetSetup {
   ClusterConfig cluster;
   std::vector<EngineSetup> groups;           // by group index
   std::vector<FleetInstanceInfo> instances;  // by instance id
+  // The served model names, each once, in the order of the first group serving it; and
+  // each group's, as an index into them. A request naming a model routes only to groups
+  // serving it.
+  std::vector<std::string> models;
+  std::vector<int32_t> model_of_group;
   // Groups whose bundle says it is for another model or GPU (allowed, but worth saying).
   std::vector<std::string> warnings;
 
   // The rank of every instance, by instance id: each rank an equal contiguous share of
   // every group. The partition never changes results, only speed.
   std::vector<int32_t> Partition(int size) const;
+  // Whether the fleet serves more than one model (then /summary has a row per model).
+  bool multi_model() const { return models.size() > 1; }
 };
 
 // Throughput of a saturated step of this engine, tokens per second: one prefill chunk

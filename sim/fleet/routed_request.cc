@@ -55,6 +55,9 @@ void AppendRoutedRequest(const RoutedRequest& routed, std::vector<std::byte>& bu
   Put(buffer, static_cast<uint64_t>(r.id.size()));
   const auto* name = reinterpret_cast<const std::byte*>(r.id.data());
   buffer.insert(buffer.end(), name, name + r.id.size());
+  Put(buffer, static_cast<uint64_t>(r.model.size()));
+  const auto* model = reinterpret_cast<const std::byte*>(r.model.data());
+  buffer.insert(buffer.end(), model, model + r.model.size());
 }
 
 std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes) {
@@ -76,6 +79,8 @@ std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes)
     in.Copy(r.block_hashes.data(), r.block_hashes.size() * sizeof(uint64_t));
     r.id.resize(in.Get<uint64_t>());
     in.Copy(r.id.data(), r.id.size());
+    r.model.resize(in.Get<uint64_t>());
+    in.Copy(r.model.data(), r.model.size());
     out.push_back(std::move(routed));
   }
   return out;

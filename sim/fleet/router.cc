@@ -19,6 +19,22 @@ using router_internal::kWeightScale;
 using router_internal::LoadView;
 using router_internal::Picker;
 
+// Salts gateway ids before they are mixed into the run's seed ("gateway\0" in ASCII),
+// keeping the routers' streams apart from other streams drawn from small numbers.
+constexpr uint64_t kGatewayStreamSalt = 0x6761746577617900;
+
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway) {
+  return Mix64(seed ^ Mix64(kGatewayStreamSalt + static_cast<uint64_t>(gateway)));
+}
+
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway, std::string_view model) {
+  // FNV-1a over the name's bytes (exact and the same everywhere), then mixed in.
+  uint64_t name = 0xcbf29ce484222325ULL;
+  for (const char c : model)
+    name = (name ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return Mix64(StreamSeedOfGateway(seed, gateway) ^ SplitMix64(name));
+}
+
 std::optional<uint64_t> PrefixKey(std::span<const uint64_t> block_hashes, int prefix_blocks) {
   const size_t count =
       std::min(block_hashes.size(), static_cast<size_t>(std::max(prefix_blocks, 0)));
@@ -120,6 +136,18 @@ int32_t Router::Route(const RouteRequest& request) {
   view.kv_used[i] += BlocksFor(request.prompt_tokens, view.targets[i].block_size);
   state_->picker->Assigned(index);
   return view.targets[i].instance;
+}
+
+void Router::Observe(int32_t instance, const RouteRequest& request) {
+  LoadView& view = state_->view;
+  const auto it =
+      std::lower_bound(view.targets.begin(), view.targets.end(), instance,
+                       [](const RouteTarget& t, int32_t id) { return t.instance < id; });
+  if (it == view.targets.end() || it->instance != instance) return;
+  const auto i = static_cast<size_t>(it - view.targets.begin());
+  view.outstanding[i] += 1;
+  view.kv_used[i] += BlocksFor(request.prompt_tokens, view.targets[i].block_size);
+  state_->picker->Assigned(static_cast<int32_t>(i));
 }
 
 const RouterConfig& Router::config() const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "cluster/routing_policy.h"
@@ -37,6 +38,14 @@ struct RouteRequest {
   std::optional<uint64_t> prefix_key;  // PrefixKey of the request's trace hashes, if any
 };
 
+// The seed of gateway `gateway`'s router stream in a run seeded `seed` (--seed): each
+// gateway draws from its own stream, whatever rank it lives on.
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway);
+// The stream of the gateway's router over the groups serving `model`, in a fleet where
+// they are not every group (a multi-model fleet): its own, apart from the gateway's
+// router over every instance and from the other models'.
+uint64_t StreamSeedOfGateway(uint64_t seed, int32_t gateway, std::string_view model);
+
 // The key prefix_affinity hashes: the first `prefix_blocks` block hashes, combined;
 // nullopt when there are none.
 std::optional<uint64_t> PrefixKey(std::span<const uint64_t> block_hashes, int prefix_blocks);
@@ -55,6 +64,10 @@ class Router {
   void Refresh(std::span<const InstanceLoad> snapshot);
   // The chosen instance's global id; the assignment is added to the view.
   int32_t Route(const RouteRequest& request);
+  // Another router of the same gateway sent `request` to `instance`: added to this view
+  // too when `instance` is a target here (a gateway has one view, whichever of its
+  // routers -- one per model served -- decided).
+  void Observe(int32_t instance, const RouteRequest& request);
 
   const RouterConfig& config() const;
 

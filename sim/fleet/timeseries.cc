@@ -76,11 +76,19 @@ std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::str
   std::vector<output::TimeseriesRow> rows;
   if (comm::RankOf(comm) != 0) return rows;
   const double seconds = ToSeconds(interval_);
-  for (std::size_t g = 0; g < groups_; ++g) {
+  // The fleet's rows follow the groups': each interval's cells summed over the groups.
+  std::vector<int64_t> fleet(width * kFields, 0);
+  for (std::size_t b = 0; b < width; ++b) {
+    for (std::size_t g = 0; g < groups_; ++g) {
+      for (std::size_t f = 0; f < std::size_t{kFields}; ++f)
+        fleet[b * kFields + f] += dense[b * stride + g * kFields + f];
+    }
+  }
+  for (std::size_t g = 0; g <= groups_; ++g) {
     for (std::size_t b = 0; b < width; ++b) {
-      const int64_t* c = &dense[b * stride + g * kFields];
+      const int64_t* c = g < groups_ ? &dense[b * stride + g * kFields] : &fleet[b * kFields];
       output::TimeseriesRow row{};
-      output::CopyName(row.group, group_names[g]);
+      output::CopyName(row.group, g < groups_ ? group_names[g] : std::string("fleet"));
       row.time_s = ToSeconds((first + static_cast<int64_t>(b)) * interval_);
       row.running = c[kRunning];
       row.waiting = c[kWaiting];

@@ -58,8 +58,8 @@ class Timeseries {
   // and nothing happened there after all); their token counts stay.
   void ForgetSamplesAfter(SimTime t);
 
-  // Collective over `comm`: every rank's sums added; the rows (group by group, in time
-  // order) on rank 0, none elsewhere.
+  // Collective over `comm`: every rank's sums added; the rows (group by group, then the
+  // fleet's -- every group summed -- each in time order) on rank 0, none elsewhere.
   std::vector<output::TimeseriesRow> Reduce(const std::vector<std::string>& group_names,
                                             MPI_Comm comm) const;
 

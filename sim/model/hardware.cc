@@ -30,25 +30,125 @@ SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
   return out;
 }
 
-LinkSpec ReadLink(const YamlSection& node, std::string_view key, bool intra) {
-  const YamlSection link = node.Child(key);
-  if (intra) {
-    link.RejectUnknownKeys({"kind", "topology", "bandwidth_bytes_per_s", "latency_s"});
-  } else {
-    link.RejectUnknownKeys({"kind", "bandwidth_bytes_per_s", "latency_s"});
+// `{value: true|false, source: ...}`.
+bool ReadSourcedFlag(const YamlSection& parent, std::string_view key, std::string& source) {
+  const YamlSection item = parent.Child(key);
+  item.RejectUnknownKeys({"value", "source"});
+  source = ReadSource(item);
+  return item.Get<bool>("value");
+}
+
+int ReadCount(const YamlSection& item, std::string_view key, int lo, int hi) {
+  const int value = item.Get<int>(key);
+  if (value < lo || value > hi) {
+    item.Fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   }
-  LinkSpec spec;
-  spec.kind = link.Get<std::string>("kind");
-  if (intra) {
-    spec.topology = link.Get<std::string>("topology");
-    if (spec.topology != "switch" && spec.topology != "mesh" && spec.topology != "pcie") {
-      link.Fail("topology",
-                "unknown topology '" + spec.topology + "' (accepted: switch, mesh, pcie)");
+  return value;
+}
+
+GpuLinksSpec ReadGpuLinks(const YamlSection& intra) {
+  const YamlSection links = intra.Child("links");
+  links.RejectUnknownKeys({"kind", "generation", "count", "bandwidth_bytes_per_s", "source"});
+  GpuLinksSpec spec;
+  spec.kind = links.Get<std::string>("kind");
+  if (spec.kind != "nvlink" && spec.kind != "xgmi") {
+    links.Fail("kind", "unknown GPU link '" + spec.kind + "' (accepted: nvlink, xgmi)");
+  }
+  spec.generation = ReadCount(links, "generation", 1, 10);
+  spec.count = ReadCount(links, "count", 1, 64);
+  if (links.Has("bandwidth_bytes_per_s")) {
+    if (spec.kind == "nvlink") {
+      links.Fail("bandwidth_bytes_per_s",
+                 "is NCCL's own figure for NVLink (by compute capability); give it for xgmi only");
+    }
+    spec.bandwidth_bytes_per_s = ReadSourced(links, "bandwidth_bytes_per_s");
+  } else if (spec.kind == "xgmi") {
+    links.Fail("bandwidth_bytes_per_s", "an xgmi link needs its bandwidth per direction");
+  }
+  spec.source = ReadSource(links);
+  return spec;
+}
+
+HostCpuSpec ReadHostCpu(const YamlSection& intra, int gpus_per_node) {
+  const YamlSection cpu = intra.Child("cpu");
+  cpu.RejectUnknownKeys({"vendor", "model", "sockets", "gpus_per_pcie_switch", "source"});
+  HostCpuSpec spec;
+  spec.vendor = cpu.Get<std::string>("vendor");
+  if (spec.vendor != "intel" && spec.vendor != "amd") {
+    cpu.Fail("vendor", "unknown CPU vendor '" + spec.vendor + "' (accepted: intel, amd)");
+  }
+  spec.model = cpu.Get<std::string>("model");
+  if (spec.model.empty()) cpu.Fail("model", "must name the CPU family");
+  spec.sockets = ReadCount(cpu, "sockets", 1, 8);
+  spec.gpus_per_pcie_switch = ReadCount(cpu, "gpus_per_pcie_switch", 1, 64);
+  if (gpus_per_node % spec.sockets != 0 ||
+      (gpus_per_node / spec.sockets) % spec.gpus_per_pcie_switch != 0) {
+    cpu.Fail("gpus_per_pcie_switch",
+             "the node's " + std::to_string(gpus_per_node) +
+                 " GPUs must split evenly over the sockets and their PCIe switches");
+  }
+  spec.source = ReadSource(cpu);
+  return spec;
+}
+
+IntraNodeSpec ReadIntraNode(const YamlSection& node, int gpus_per_node) {
+  const YamlSection intra = node.Child("intra_node");
+  intra.RejectUnknownKeys({"kind", "topology", "links", "nvls", "pcie", "p2p", "cpu"});
+  IntraNodeSpec spec;
+  spec.kind = intra.Get<std::string>("kind");
+  spec.topology = intra.Get<std::string>("topology");
+  if (spec.topology != "switch" && spec.topology != "mesh" && spec.topology != "pcie") {
+    intra.Fail("topology",
+               "unknown topology '" + spec.topology + "' (accepted: switch, mesh, pcie)");
+  }
+  if (spec.topology == "pcie") {
+    if (intra.Has("links")) intra.Fail("links", "a pcie topology has no GPU links");
+  } else {
+    if (!intra.Has("links")) {
+      intra.Fail("links", "topology '" + spec.topology +
+                              "' needs the GPU's links ({kind, generation, count, source})");
+    }
+    spec.links = ReadGpuLinks(intra);
+  }
+  if (intra.Has("nvls")) {
+    spec.nvls = ReadSourcedFlag(intra, "nvls", spec.nvls_source);
+    if (spec.nvls && spec.topology != "switch") {
+      intra.Child("nvls").Fail("value", "NVLink SHARP needs an NVSwitch (topology: switch)");
     }
   }
-  spec.bandwidth_bytes_per_s = ReadSourced(link, "bandwidth_bytes_per_s");
-  spec.latency_s = ReadSourced(link, "latency_s");
+  const YamlSection pcie = intra.Child("pcie");
+  pcie.RejectUnknownKeys({"generation", "lanes", "source"});
+  spec.pcie.generation = ReadCount(pcie, "generation", 1, 7);
+  spec.pcie.lanes = ReadCount(pcie, "lanes", 1, 32);
+  spec.pcie.source = ReadSource(pcie);
+  spec.p2p = ReadSourcedFlag(intra, "p2p", spec.p2p_source);
+  spec.cpu = ReadHostCpu(intra, gpus_per_node);
   return spec;
+}
+
+InterNodeSpec ReadInterNode(const YamlSection& node) {
+  const YamlSection inter = node.Child("inter_node");
+  inter.RejectUnknownKeys({"kind", "bandwidth_bytes_per_s"});
+  InterNodeSpec spec;
+  spec.kind = inter.Get<std::string>("kind");
+  spec.bandwidth_bytes_per_s = ReadSourced(inter, "bandwidth_bytes_per_s");
+  return spec;
+}
+
+// "9.0" -> 90.
+int ReadComputeCapability(const YamlSection& doc, std::string& source) {
+  const YamlSection item = doc.Child("compute_capability");
+  item.RejectUnknownKeys({"value", "source"});
+  const std::string text = item.Get<std::string>("value");
+  int major = 0, minor = 0;
+  char dot = 0, rest = 0;
+  std::istringstream in(text);
+  if (!(in >> major >> dot >> minor) || dot != '.' || (in >> rest) || major < 1 || minor < 0 ||
+      minor > 9) {
+    item.Fail("value", "expected major.minor, e.g. \"9.0\", got '" + text + "'");
+  }
+  source = ReadSource(item);
+  return major * 10 + minor;
 }
 
 }  // namespace
@@ -70,7 +170,8 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
   doc.RejectUnknownKeys({"name", "vendor", "product", "memory_bytes", "memory_visible_bytes",
                          "memory_bandwidth_bytes_per_s", "memory_stream_efficiency",
                          "matmul_achievable_flops", "peak_flops", "compute_units", "l2_cache_bytes",
-                         "node", "attention_backend", "price_per_gpu_hour_usd"});
+                         "node", "attention_backend", "price_per_gpu_hour_usd",
+                         "compute_capability"});
   HardwareSpec spec;
   spec.file = path;
   spec.name = doc.Get<std::string>("name");
@@ -123,8 +224,21 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
   const YamlSection node = doc.Child("node");
   node.RejectUnknownKeys({"gpus_per_node", "intra_node", "inter_node"});
   spec.gpus_per_node = ReadSourced(node, "gpus_per_node");
-  spec.intra_node = ReadLink(node, "intra_node", true);
-  spec.inter_node = ReadLink(node, "inter_node", false);
+  const double gpus = spec.gpus_per_node.value;
+  if (gpus != std::floor(gpus) || gpus > 1024) {
+    node.Child("gpus_per_node").Fail("value", "must be a whole number of GPUs (at most 1024)");
+  }
+  spec.intra_node = ReadIntraNode(node, static_cast<int>(gpus));
+  spec.inter_node = ReadInterNode(node);
+  if (spec.vendor == "nvidia") {
+    if (!doc.Has("compute_capability")) {
+      doc.Fail("compute_capability",
+               "missing required figure for an NVIDIA GPU ({value: \"9.0\", source: ...})");
+    }
+    spec.compute_capability = ReadComputeCapability(doc, spec.compute_capability_source);
+  } else if (doc.Has("compute_capability")) {
+    doc.Fail("compute_capability", "is CUDA's; an AMD GPU has none");
+  }
   spec.attention = ReadAttentionCatalog(doc);
   if (!doc.Has("price_per_gpu_hour_usd")) {
     doc.Fail("price_per_gpu_hour_usd",

@@ -23,11 +23,59 @@ struct SourcedValue {
   std::string source;
 };
 
-struct LinkSpec {
-  std::string kind;                    // nvlink4, pcie5, xgmi, infiniband-ndr, ...
-  std::string topology;                // switch, mesh, pcie (intra-node only)
-  SourcedValue bandwidth_bytes_per_s;  // per GPU, per direction
-  SourcedValue latency_s;
+// One node's GPU interconnect as NCCL's topology detection finds it (src/graph/topo.cc:
+// NVLinks from NVML, the PCIe link from sysfs, CPUs from /proc/cpuinfo) and as vLLM checks
+// it (peer-to-peer access, full NVLink connectivity). perf/nccl_topology.h turns it into
+// the channels and bandwidths NCCL's search finds.
+
+// A GPU's own links to other GPUs: NVLink (to an NVSwitch, or to each peer) or AMD xGMI.
+struct GpuLinksSpec {
+  std::string kind;  // nvlink, xgmi
+  int generation = 0;
+  int count = 0;  // links per GPU
+  // Per link per direction. NCCL takes NVLink's from its own table by compute capability
+  // (topo.h SMxx_NVLINK_BW), so the catalog gives it for xGMI only.
+  std::optional<SourcedValue> bandwidth_bytes_per_s;
+  std::string source;
+};
+
+struct PcieLinkSpec {
+  int generation = 0;  // 3, 4, 5, 6
+  int lanes = 0;
+  std::string source;
+};
+
+// The host: how many CPU sockets (NUMA domains) the GPUs are spread over, how many GPUs
+// share one PCIe switch below a socket, and the CPU family that sets NCCL's inter-socket
+// bandwidth (topo.h: AMD_BW, SKL_QPI_BW, SRP_QPI_BW, ERP_QPI_BW, else BDW_QPI_BW).
+struct HostCpuSpec {
+  std::string vendor;  // intel, amd
+  std::string model;   // intel: broadwell, skylake, sapphire-rapids, emerald-rapids; amd: any
+  int sockets = 1;
+  int gpus_per_pcie_switch = 1;  // 1: every GPU on its own root port
+  std::string source;
+};
+
+struct IntraNodeSpec {
+  std::string kind;      // nvlink3, nvlink4, nvlink5, xgmi, pcie4, pcie5 (a label)
+  std::string topology;  // switch (NVSwitch), mesh (a link to every peer), pcie (no GPU links)
+  std::optional<GpuLinksSpec> links;  // absent on PCIe-only cards
+  // NVLink SHARP multicast (NVSwitch 3 and later): NCCL's NVLS algorithm, and the
+  // multicast all-reduce of PyTorch symmetric memory that vLLM uses on SM 9.0 / 10.0.
+  bool nvls = false;
+  std::string nvls_source;
+  PcieLinkSpec pcie;
+  // Whether the driver gives GPUs of a node access to each other's memory. GeForce cards
+  // do not: NCCL then goes through host shared memory (SHM) and vLLM's custom all-reduce
+  // stays off.
+  bool p2p = false;
+  std::string p2p_source;
+  HostCpuSpec cpu;
+};
+
+struct InterNodeSpec {
+  std::string kind;                    // infiniband-ndr, ethernet-400g, ...
+  SourcedValue bandwidth_bytes_per_s;  // per GPU per direction (its share of the NICs)
 };
 
 struct HardwareSpec {
@@ -56,8 +104,12 @@ struct HardwareSpec {
   std::string compute_unit_kind;  // SM or CU
   SourcedValue l2_cache_bytes;
   SourcedValue gpus_per_node;
-  LinkSpec intra_node;
-  LinkSpec inter_node;
+  IntraNodeSpec intra_node;
+  InterNodeSpec inter_node;
+  // CUDA compute capability x 10 (90 for 9.0); NCCL's tables and vLLM's communicator rules
+  // are keyed by it. 0 for AMD GPUs, whose RCCL fleetsim models with NCCL's Ampere rows.
+  int compute_capability = 0;
+  std::string compute_capability_source;
   // The attention backends vLLM offers on this GPU, their rules and kernels
   // (model/attention_backend.h); which one an instance runs depends on its model and engine.
   AttentionCatalog attention;

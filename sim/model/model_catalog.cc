@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/input_error.h"
+#include "core/suggest.h"
 
 namespace fleetsim {
 
@@ -34,11 +35,20 @@ ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
   if (name_or_path.find('/') == std::string::npos && fs::exists(card)) {
     return LoadModelCard(card.string(), name_or_path);
   }
+  // A path (a slash, or a .json name) names a file the user expects to exist: say that it
+  // does not, rather than that no model has that name.
+  if (name_or_path.find('/') != std::string::npos || given.extension() == ".json") {
+    if (fs::is_directory(given))
+      throw OptionError("--model", "no config.json in folder " + QuoteInput(name_or_path));
+    throw OptionError("--model", "no such file " + QuoteInput(name_or_path));
+  }
+  const std::vector<std::string> names = Names();
   std::string known;
-  for (const std::string& name : Names())
+  for (const std::string& name : names)
     known += (known.empty() ? "" : ", ") + name;
-  throw OptionError("--model", "unknown model '" + name_or_path + "' (known: " + known +
-                                   "; or give a path to a config.json)");
+  throw OptionError("--model", "unknown model '" + name_or_path + "'" +
+                                   DidYouMean(name_or_path, {names.begin(), names.end()}) +
+                                   " (known: " + known + "; or give a path to a config.json)");
 }
 
 }  // namespace fleetsim

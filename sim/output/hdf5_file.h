@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 
@@ -45,10 +46,11 @@ class Hdf5File {
   Hdf5File& operator=(const Hdf5File&) = delete;
 
   // Creates dataset `path` ("/requests", "/summary/fleet"; missing groups are created) of
-  // `total_rows` rows. This rank writes rows [row_offset, row_offset + row_count) from
-  // `rows` (row_count * schema.row_size() bytes) with collective MPI-IO. A rank may write
-  // no rows; the table may have none. The ranks' ranges must cover the table exactly
-  // once in count (sum of row_count == total_rows), else std::invalid_argument.
+  // `total_rows` rows, chunked and compressed (shuffle + deflate), with attribute `units`:
+  // each column's unit, in column order. This rank writes rows [row_offset, row_offset + row_count)
+  // from `rows` (row_count * schema.row_size() bytes) with collective MPI-IO. A rank may write no
+  // rows; the table may have none. The ranks' ranges must cover the table exactly once in count
+  // (sum of row_count == total_rows), else std::invalid_argument.
   void WriteTable(const std::string& path, const TableSchema& schema, const void* rows,
                   int64_t row_offset, int64_t row_count, int64_t total_rows);
 
@@ -59,6 +61,10 @@ class Hdf5File {
                       const std::string& value);
   void WriteAttribute(const std::string& object_path, const std::string& name, int64_t value);
   void WriteAttribute(const std::string& object_path, const std::string& name, double value);
+  // A list of strings, stored as a 1-D array of variable-length UTF-8 strings (h5py reads
+  // them as str). Used for a table's `units`.
+  void WriteAttribute(const std::string& object_path, const std::string& name,
+                      const std::vector<std::string>& values);
 
   // A text of any size as dataset `group_path`/`name`: a scalar of a fixed-length string
   // type exactly text.size() bytes long (at least 1, NUL-padded). An attribute lives in

@@ -3,8 +3,11 @@
 //   /instances  one row per engine instance
 //   /summary    one row per instance group, then one for the whole fleet
 //   /steps      one row per engine step (only with --trace-steps)
-// Times are integer nanoseconds (*_ns) or seconds as float64 (*_s). Strings are
-// fixed-length (parallel HDF5 1.10 cannot write variable-length strings collectively).
+//   /timeseries one row per instance group and interval, then the fleet's
+// Times are integer nanoseconds (*_ns) or seconds as float64 (*_s); every column's unit is
+// in its table's `units` attribute. Strings are fixed-length UTF-8 (parallel HDF5 1.10
+// cannot write variable-length strings collectively), as wide as a name may be: a longer
+// one is refused, never cut.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +15,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/input_error.h"
 #include "core/request_name.h"
 #include "output/table_schema.h"
 
@@ -41,10 +45,10 @@ struct RequestRow {
 struct InstanceRow {
   int32_t id;
   int32_t tp;
-  char group[32];
-  char hardware[24];
-  char model[32];
-  char pool[24];
+  char group[kMaxLabelBytes];
+  char hardware[kMaxLabelBytes];
+  char model[kMaxLabelBytes];
+  char pool[kMaxLabelBytes];
   int32_t node;                  // node index within the pool
   int32_t first_gpu;             // first GPU on that node; TP ranks take the next tp - 1
   double capacity_tokens_per_s;  // bundle throughput of a saturated step (router weight)
@@ -60,7 +64,7 @@ struct InstanceRow {
 };
 
 struct SummaryRow {
-  char group[32];  // an instance group, or "fleet"
+  char group[kMaxLabelBytes];  // an instance group, or "fleet"
   int64_t requests;
   int64_t finished;
   int64_t rejected;
@@ -89,12 +93,16 @@ struct StepRow {
   int64_t running;
   int64_t waiting;
   double kv_usage;
+  // The decodes' contexts: their mean and the longest (the spread the skew correction
+  // prices; 0 without decodes).
+  double decode_context_mean;
+  int64_t decode_context_max;
 };
 
 // One instance group's state at the start of an interval of /timeseries, and its
 // throughput over the interval.
 struct TimeseriesRow {
-  char group[32];
+  char group[kMaxLabelBytes];
   double time_s;  // interval start
   int64_t running;
   int64_t waiting;
@@ -109,11 +117,17 @@ TableSchema SummarySchema();
 TableSchema StepSchema();
 TableSchema TimeseriesSchema();
 
-// Copies `text` into a fixed-length field, truncating and NUL-padding.
+// Copies `text` into a fixed-length field, NUL-padded. A text longer than the field is
+// refused (InputError), never cut: two names must never become one in the output.
 template <std::size_t N>
 void CopyName(char (&field)[N], std::string_view text) {
+  if (text.size() > N) {
+    throw InputError("", 0, "",
+                     "name " + QuoteInput(text) + " is longer than the " + std::to_string(N) +
+                         " bytes the output's name columns hold");
+  }
   std::memset(field, 0, N);
-  std::memcpy(field, text.data(), text.size() < N ? text.size() : N);
+  std::memcpy(field, text.data(), text.size());
 }
 
 }  // namespace fleetsim::output

@@ -175,17 +175,20 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
 // every backend: ROCm's dispatch sends it to the prefix-prefill kernel, FA2 loses its head
 // packing, and PR 45916's split path is never taken.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                                         double head_dim, double query_len) const {
+                                         double head_dim, double kv_longest,
+                                         double query_len) const {
   if (query_len > 1) {
     return AttentionPrefillUs(batch, query_len, std::max(0.0, kv - query_len), q_heads, kv_heads,
                               head_dim);
   }
-  return DecodeLaunch(batch, kv, q_heads, kv_heads, head_dim).Us();
+  return DecodeLaunch(batch, kv, q_heads, kv_heads, head_dim, kv_longest).Us();
 }
 
 DecodeGridReport KernelRoofline::DecodeLaunch(double batch, double kv, double q_heads,
-                                              double kv_heads, double head_dim) const {
-  return DecodeKernelGrid(attention_, DecodeContext(), {batch, kv, q_heads, kv_heads, head_dim});
+                                              double kv_heads, double head_dim,
+                                              double kv_longest) const {
+  return DecodeKernelGrid(attention_, DecodeContext(),
+                          {batch, kv, q_heads, kv_heads, head_dim, kv_longest});
 }
 
 // One call for the chunk and the decodes. Unpacked (FA2), the decodes lose the pure-decode
@@ -193,22 +196,29 @@ DecodeGridReport KernelRoofline::DecodeLaunch(double batch, double kv, double q_
 // the chunk's tiles. Packed backends schedule both kinds of tile in one grid: their work
 // adds up, under one launch.
 double KernelRoofline::AttentionMixedUs(double chunk, double history, double decodes, double kv,
-                                        double q_heads, double kv_heads, double head_dim) const {
+                                        double q_heads, double kv_heads, double head_dim,
+                                        double kv_longest) const {
   // ROCM_ATTN (chunked_prefill_paged_decode): the prefix-prefill kernel serves the prefill
   // (skip_decode), then the decode kernel the decodes -- two calls.
   if (attention_.decode.grid != DecodeGrid::kFlashSplit) {
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
-           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim);
+           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest);
   }
   if (packs_gqa_) {
     const double launch_us = c_.attention_launch_s * 1e6;
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
-           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim) - launch_us;
+           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest) - launch_us;
   }
   // Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
   TileWork work;
   AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
   AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
+  // The longest decode's tile walks its own context (decode skew).
+  if (kv_longest > kv) {
+    work.longest_s =
+        std::max(work.longest_s,
+                 c_.attention_tile_s + kv_longest * TileKeySeconds(query_tile_rows_, head_dim));
+  }
   return CallUs(work, q_heads, kv_heads);
 }
 
@@ -435,16 +445,18 @@ double AnalyticKernels::AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) co
                                h.kv, h.dim);
 }
 
-double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv) const {
+double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv, int64_t kv_longest) const {
   const AttentionHeads h = HeadsPerRank();
-  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
+  return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim,
+                              static_cast<double>(kv_longest));
 }
 
-double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n,
-                                         int64_t kv) const {
+double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,
+                                         int64_t kv_longest) const {
   const AttentionHeads h = HeadsPerRank();
   return r_.AttentionMixedUs(static_cast<double>(chunk), static_cast<double>(kv_prefill),
-                             static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
+                             static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim,
+                             static_cast<double>(kv_longest));
 }
 
 std::optional<double> AnalyticKernels::GdnUs(Kernel kernel, int64_t prefill_tokens,

@@ -94,19 +94,20 @@ class KernelRoofline {
   // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
   double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
                             double kv_heads, double head_dim) const;
-  // `batch` decodes over `kv` tokens each (history and the new ones), `query_len` new
-  // tokens per sequence (1; more with speculative tokens, which every backend serves as a
-  // prefill-style call, see perf/decode_kernels.h).
+  // `batch` decodes over `kv` tokens each (history and the new ones); or over `kv` on
+  // average with the longest over `kv_longest` (decode skew: that sequence's share of the
+  // work outlasts the rest). `query_len` new tokens per sequence (1; more with speculative
+  // tokens, which every backend serves as a prefill-style call, see perf/decode_kernels.h).
   double AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                           double head_dim, double query_len = 1) const;
+                           double head_dim, double kv_longest = 0, double query_len = 1) const;
   // The decode kernel's launch grid for that call (one query token per sequence).
   DecodeGridReport DecodeLaunch(double batch, double kv, double q_heads, double kv_heads,
-                                double head_dim) const;
+                                double head_dim, double kv_longest = 0) const;
   // One call serving a prefill chunk of `chunk` tokens over `history` cached tokens and
   // `decodes` decodes over `kv` cached tokens each, as vLLM runs a mixed step (one varlen
   // call per layer, so one launch).
   double AttentionMixedUs(double chunk, double history, double decodes, double kv, double q_heads,
-                          double kv_heads, double head_dim) const;
+                          double kv_heads, double head_dim, double kv_longest = 0) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
                double shared_inter, const WeightFormat* weights = nullptr) const;
@@ -185,9 +186,11 @@ class AnalyticKernels {
   // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes
   // over kv tokens each.
   double AttentionPrefillUs(int64_t chunk, int64_t kv_prefill) const;
-  double AttentionDecodeUs(int64_t n, int64_t kv) const;
+  // `kv_longest` (default `kv`): the longest decode's context when they differ.
+  double AttentionDecodeUs(int64_t n, int64_t kv, int64_t kv_longest = 0) const;
   // One attention layer of a mixed step: the chunk and n decodes in one call.
-  double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv) const;
+  double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,
+                          int64_t kv_longest = 0) const;
   // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
   // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes;
   // nullopt outside the regimes it runs in (RunsIn), for gdn_core and without GDN layers.

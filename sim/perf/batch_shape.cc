@@ -1,5 +1,7 @@
 #include "perf/batch_shape.h"
 
+#include <algorithm>
+
 #include "perf/bundle.h"
 
 namespace fleetsim {
@@ -14,13 +16,16 @@ void BatchShape::AddPrefill(int64_t tokens, int64_t history, bool samples) {
 }
 
 void BatchShape::AddDecode(int64_t context) {
-  ++num_decodes_;
-  decode_context_sum_ += context;
+  AddDecodes(1, context, context, context);
 }
 
-void BatchShape::AddDecodes(int64_t count, int64_t context_sum) {
+void BatchShape::AddDecodes(int64_t count, int64_t context_sum, int64_t context_min,
+                            int64_t context_max) {
+  if (count <= 0) return;
   num_decodes_ += count;
   decode_context_sum_ += context_sum;
+  decode_context_min_ = std::min(decode_context_min_, context_min);
+  decode_context_max_ = std::max(decode_context_max_, context_max);
 }
 
 double BatchShape::prefill_key() const {

@@ -335,6 +335,13 @@ Bundle LoadBundle(const std::string& dir, std::optional<int> only_tp) {
     }
     bundle.per_tp[tp] = ReadTp(entry.path(), tp);
   }
+  if (!bundle.per_tp.empty()) {
+    const YamlSection meta = LoadYamlFile((root / kMetaFile).string());
+    for (auto& [tp, tables] : bundle.per_tp) {
+      tables.skew =
+          ReadSkewFit(meta, tp, (root / TpFolder(tp) / FileName(BundleFile::kSkewFit)).string());
+    }
+  }
   if (bundle.per_tp.empty() && bundle.unread_tp.empty())
     throw InputError(dir, 0, "", "no tp<N>/ folders in the bundle");
   return bundle;

@@ -19,6 +19,7 @@
 
 #include "perf/grid_table.h"
 #include "perf/layer_kernels.h"
+#include "perf/skew_fit.h"
 
 namespace fleetsim {
 
@@ -51,8 +52,10 @@ struct BundleTables {
   std::map<std::string, GdnKernelTables> linear_attention;
   std::optional<GridTable> moe;  // (tokens, activated experts)
   // A measured all-reduce at this TP degree, by message bytes (allreduce.csv:
-  // bytes,time_us); when absent the ring model over the hardware link is used.
+  // bytes,time_us); when absent, the collective model (perf/collective.h) prices them.
   std::optional<GridTable> allreduce;
+  // The decode-skew correction (skew_fit.csv and meta.yaml's skew_fit block); absent: none.
+  std::optional<SkewFit> skew;
 
   // A dense.csv or per_sequence.csv kernel's curve; nullptr when the bundle lacks it (or
   // the kernel is in another file).

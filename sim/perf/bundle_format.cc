@@ -17,6 +17,8 @@ constexpr std::string_view kAttentionColumns[] = {kPrefillChunk, kKvPrefill, kND
 constexpr std::string_view kLinearAttentionColumns[] = {kLayer, kPrefillTokens, kNDecode, kTimeUs};
 constexpr std::string_view kMoeColumns[] = {kTokens, kActivatedExperts, kTimeUs};
 constexpr std::string_view kAllreduceColumns[] = {kBytes, kTimeUs};
+constexpr std::string_view kSkewFitColumns[] = {kPc,      kNLabel, kSkewRateLabel, kKvBigLabel,
+                                                kKpLabel, kAlpha,  kNSamples};
 
 // What a file's rows are, for the docs.
 std::string_view RowsOf(BundleFile file) {
@@ -36,6 +38,11 @@ std::string_view RowsOf(BundleFile file) {
       return "the MoE block; with an `ep` column, only rows with `ep` = 1";
     case BundleFile::kAllreduce:
       return "optional, measured all-reduces (fleetsim does not write it)";
+    case BundleFile::kSkewFit:
+      return "optional, the decode-skew alpha per bucket of (prefill chunk, decodes, skew rate, "
+             "longest context, prefill history), with `meta.yaml`'s `skew_fit` block (bucket "
+             "edges, `alpha_default` per TP): LLMServingSim's format; fleetsim's analytic bundles "
+             "write it from the analytic kernels";
   }
   return "";
 }
@@ -85,6 +92,8 @@ std::string_view FileName(BundleFile file) {
       return "moe.csv";
     case BundleFile::kAllreduce:
       return "allreduce.csv";
+    case BundleFile::kSkewFit:
+      return "skew_fit.csv";
   }
   return "";
 }
@@ -103,6 +112,8 @@ std::span<const std::string_view> ColumnsOf(BundleFile file) {
       return kMoeColumns;
     case BundleFile::kAllreduce:
       return kAllreduceColumns;
+    case BundleFile::kSkewFit:
+      return kSkewFitColumns;
   }
   return {};
 }

@@ -24,10 +24,12 @@ enum class BundleFile {
   kLinearAttention,  // a GDN layer's regime kernels
   kMoe,              // the MoE block
   kAllreduce,        // a measured all-reduce (published bundles only)
+  kSkewFit,          // the decode-skew correction per batch bucket (perf/skew_fit.h)
 };
 inline constexpr BundleFile kBundleFiles[] = {BundleFile::kDense,     BundleFile::kPerSequence,
                                               BundleFile::kAttention, BundleFile::kLinearAttention,
-                                              BundleFile::kMoe,       BundleFile::kAllreduce};
+                                              BundleFile::kMoe,       BundleFile::kAllreduce,
+                                              BundleFile::kSkewFit};
 
 // The columns, as CSV headers spell them.
 namespace column {
@@ -49,6 +51,15 @@ inline constexpr std::string_view kActivatedExperts = "activated_experts";
 inline constexpr std::string_view kEp = "ep";
 inline constexpr std::string_view kBytes = "bytes";
 inline constexpr std::string_view kTimeUs = "time_us";  // microseconds, not negative
+// skew_fit.csv (LLMServingSim's names): the bucket's prefill chunk and labels, its alpha,
+// and how many profiled batches it pooled.
+inline constexpr std::string_view kPc = "pc";
+inline constexpr std::string_view kNLabel = "n_label";
+inline constexpr std::string_view kSkewRateLabel = "skew_rate_label";
+inline constexpr std::string_view kKvBigLabel = "kv_big_label";
+inline constexpr std::string_view kKpLabel = "kp_label";
+inline constexpr std::string_view kAlpha = "alpha";
+inline constexpr std::string_view kNSamples = "n_samples";
 }  // namespace column
 
 // "dense.csv" and so on.
@@ -93,6 +104,9 @@ inline constexpr const char* kAttentionBackend = "attention_backend";
 inline constexpr const char* kDecodeKernel = "decode_kernel";
 inline constexpr const char* kAttentionWhy = "attention_why";
 inline constexpr const char* kKernelOrigin = "kernel_origin";  // kernel-db: per TP, per kernel
+// {enabled, bucket_axes: {n_bins, n_labels, skew_rate_*, kv_big_*, kp_*}, per_tp: {N:
+// {alpha_default}}} (perf/skew_fit.h).
+inline constexpr const char* kSkewFit = "skew_fit";
 }  // namespace meta_key
 
 // The format section of docs/BUNDLES.md, from this header and perf/layer_kernels.h.

@@ -1,13 +1,128 @@
 #include "perf/collective.h"
 
+#include <algorithm>
+
+#include "perf/nccl_topology.h"
+
 namespace fleetsim {
 
-double AllReduceModel::Nanoseconds(int64_t bytes) const {
-  if (ranks <= 1) return 0;
-  const double p = ranks;
-  const double seconds = 2 * (p - 1) * latency_s +
-                         2 * (p - 1) / p * static_cast<double>(bytes) / bandwidth_bytes_per_s;
-  return seconds * 1e9;
+CollectiveConstants CollectiveConstants::Uncalibrated() {
+  CollectiveConstants c;
+  c.nccl_latency_scale = 1;
+  c.nccl_bandwidth_efficiency = 1;
+  c.p2p_latency_scale = 1;
+  c.p2p_bandwidth_efficiency = 1;
+  c.custom_latency_s = 2e-6;
+  c.custom_bandwidth_fraction = 1;
+  c.symm_mem_latency_s = 2e-6;
+  c.symm_mem_bandwidth_fraction = 1;
+  return c;
+}
+
+CollectiveModel::CollectiveModel(const HardwareSpec& hardware, int ranks, Dtype dtype,
+                                 CollectiveConstants constants)
+    : ranks_(ranks),
+      act_bytes_(BytesOf(dtype)),
+      memory_bandwidth_(
+          hardware.memory_bandwidth_bytes_per_s.value *
+          (hardware.memory_stream_efficiency ? hardware.memory_stream_efficiency->value : 1.0)),
+      c_(constants),
+      rules_(VllmAllReduceRulesFor(hardware, ranks, dtype)) {
+  if (ranks <= 1) return;
+  const NcclTopology topology = SearchNcclTopology(hardware, ranks);
+  link_gbs_ = topology.total_bw;
+  nccl_ = std::make_shared<const NcclModel>(topology);
+}
+
+double CollectiveModel::Calibrated(const NcclChoice& c, double bytes, double latency_scale,
+                                   double efficiency) const {
+  return latency_scale * c.latency_us + bytes / (1000 * c.bandwidth_gbs) / efficiency;
+}
+
+double CollectiveModel::NcclUs(NcclCollective collective, double bytes, bool nvls_type) const {
+  if (!nccl_) return 0;
+  return Calibrated(nccl_->Choose(collective, bytes, nvls_type), bytes, c_.nccl_latency_scale,
+                    c_.nccl_bandwidth_efficiency);
+}
+
+NcclChoice CollectiveModel::NcclChoiceFor(NcclCollective collective, double bytes,
+                                          bool nvls_type) const {
+  return nccl_ ? nccl_->Choose(collective, bytes, nvls_type) : NcclChoice{};
+}
+
+double CollectiveModel::AllToAllUs(double bytes) const {
+  if (!nccl_) return 0;
+  return Calibrated(nccl_->AllToAll(bytes), bytes, c_.p2p_latency_scale,
+                    c_.p2p_bandwidth_efficiency);
+}
+
+// One-shot: every rank reads its n - 1 peers' whole buffers through its links. Two-shot:
+// it reads (n - 1) / n of the buffer to reduce its part, and as much again to gather the
+// others' parts, with a barrier in between (a second fixed cost).
+double CollectiveModel::CustomAllReduceUs(double bytes, bool one_shot) const {
+  if (ranks_ <= 1) return 0;
+  const double n = ranks_;
+  const double rate = c_.custom_bandwidth_fraction * link_gbs_ * 1e3;  // bytes per us
+  const double fixed = c_.custom_latency_s * 1e6;
+  if (one_shot) return fixed + (n - 1) * bytes / rate;
+  return 2 * fixed + 2 * (n - 1) / n * bytes / rate;
+}
+
+// vLLM copies the input into the symmetric buffer and the result out (symm_mem.py), two
+// passes over local memory. Multimem: one pass in which the switch reduces each rank's
+// share and multicasts it (about the whole buffer through each GPU's links); two-shot as
+// the custom kernel's.
+double CollectiveModel::SymmMemAllReduceUs(double bytes, bool multimem) const {
+  if (ranks_ <= 1) return 0;
+  const double n = ranks_;
+  const double rate = c_.symm_mem_bandwidth_fraction * link_gbs_ * 1e3;
+  const double fixed = c_.symm_mem_latency_s * 1e6;
+  const double copies = 2 * bytes / memory_bandwidth_ * 1e6;
+  if (multimem) return fixed + bytes / rate + copies;
+  return 2 * fixed + 2 * (n - 1) / n * bytes / rate + copies;
+}
+
+VllmAllReducePath CollectiveModel::AllReducePath(int64_t bytes) const {
+  return rules_.PathFor(bytes);
+}
+
+double CollectiveModel::AllReduceUs(int64_t bytes) const {
+  if (ranks_ <= 1) return 0;
+  const auto b = static_cast<double>(bytes);
+  switch (rules_.PathFor(bytes)) {
+    case VllmAllReducePath::kCustomOneShot:
+      return CustomAllReduceUs(b, true);
+    case VllmAllReducePath::kCustomTwoShot:
+      return CustomAllReduceUs(b, false);
+    case VllmAllReducePath::kSymmMemMultimem:
+      return SymmMemAllReduceUs(b, true);
+    case VllmAllReducePath::kSymmMemTwoShot:
+      return SymmMemAllReduceUs(b, false);
+    case VllmAllReducePath::kNccl:
+      break;
+  }
+  return NcclUs(NcclCollective::kAllReduce, b);
+}
+
+// Dispatch: one NCCL group of all-gathers (hidden states, fp32 top-k weights, int32 top-k
+// ids), priced as one all-gather of their bytes; combine: a reduce-scatter of the hidden
+// states.
+double CollectiveModel::ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int top_k) const {
+  if (ranks_ <= 1 || tokens <= 0) return 0;
+  const auto t = static_cast<double>(tokens);
+  const double dispatch = t * (static_cast<double>(hidden) * act_bytes_ + top_k * (4.0 + 4.0));
+  const double combine = t * static_cast<double>(hidden) * act_bytes_;
+  return NcclUs(NcclCollective::kAllGather, dispatch) +
+         NcclUs(NcclCollective::kReduceScatter, combine);
+}
+
+// Each rank sends its tokens' top_k copies, spread evenly over the ranks, and receives the
+// results back: two all-to-alls of tokens / ranks x top_k hidden states per rank.
+double CollectiveModel::ExpertAllToAllUs(int64_t tokens, int64_t hidden, int top_k) const {
+  if (ranks_ <= 1 || tokens <= 0) return 0;
+  const double per_rank =
+      static_cast<double>(tokens) / ranks_ * top_k * static_cast<double>(hidden) * act_bytes_;
+  return 2 * AllToAllUs(per_rank);
 }
 
 }  // namespace fleetsim

@@ -1,20 +1,80 @@
-// The modelled tensor-parallel all-reduce: a ring over `ranks` GPUs of one node, costed
-// with the alpha-beta model from the hardware catalog's intra-node link:
-//   time = 2 (p - 1) x latency + 2 (p - 1) / p x bytes / bandwidth
-// (each of the 2 (p - 1) ring steps pays one link latency and moves bytes / p).
+// The collectives an engine step runs, priced as NCCL and vLLM run them on one node of a
+// catalog GPU (docs/COLLECTIVES.md):
+//   - the tensor-parallel all-reduce (after o_proj, gdn_out_proj, down_proj or the MoE
+//     block, and the vocab-parallel embedding): vLLM's choice of communicator
+//     (perf/vllm_all_reduce.h) -- its custom all-reduce, PyTorch symmetric memory, or
+//     NCCL -- each with its cost;
+//   - NCCL's all-gather (the vocab-parallel lm_head's logits) and reduce-scatter;
+//   - expert parallelism's exchange, as vLLM 0.19 runs it by default (all2all_backend
+//     "allgather_reducescatter", device_communicators/all2all.py AgRsAll2AllManager):
+//     dispatch all-gathers each token's hidden state with its top-k weights and ids
+//     (fp32, int32), combine reduce-scatters the hidden states; and a true all-to-all
+//     (grouped send/receive) for the backends that exchange only routed tokens.
+// Costs are NCCL's own model (perf/nccl_model.h) and kernel models for vLLM's and
+// PyTorch's all-reduces, with the constants of perf/collective_constants.h.
+//
+//   CollectiveModel tp8(h100, 8, Dtype::kBfloat16);
+//   tp8.AllReduceUs(2048 * 8192 * 2);  // one all-reduce of 2,048 tokens x hidden 8192
 #pragma once
 
 #include <cstdint>
+#include <memory>
+
+#include "model/dtype.h"
+#include "model/hardware.h"
+#include "perf/collective_constants.h"
+#include "perf/nccl_model.h"
+#include "perf/vllm_all_reduce.h"
 
 namespace fleetsim {
 
-struct AllReduceModel {
-  int ranks = 1;
-  double bandwidth_bytes_per_s = 0;  // per GPU, per direction
-  double latency_s = 0;
+class CollectiveModel {
+ public:
+  // One rank: every collective is free.
+  CollectiveModel() = default;
+  // A group of `ranks` GPUs (the first ones) of one node of `hardware`, exchanging tensors
+  // of `dtype`.
+  CollectiveModel(const HardwareSpec& hardware, int ranks, Dtype dtype,
+                  CollectiveConstants constants = {});
 
-  // Nanoseconds for one all-reduce of `bytes` (0 for a single rank).
-  double Nanoseconds(int64_t bytes) const;
+  int ranks() const { return ranks_; }
+
+  // vLLM's tensor-parallel all-reduce of `bytes`, and the communicator it takes.
+  double AllReduceUs(int64_t bytes) const;
+  VllmAllReducePath AllReducePath(int64_t bytes) const;
+  // NCCL alone (pynccl, or nccl-tests): `bytes` as nccl-tests counts them (the whole
+  // buffer: the gathered output of an all-gather, the input of a reduce-scatter, what one
+  // rank sends in all of an all-to-all).
+  // `nvls_type`: as NcclModel::Choose (false for int8 reductions).
+  double NcclUs(NcclCollective collective, double bytes, bool nvls_type = true) const;
+  NcclChoice NcclChoiceFor(NcclCollective collective, double bytes, bool nvls_type = true) const;
+  double AllToAllUs(double bytes) const;
+  // vLLM's custom all-reduce and symmetric-memory kernels, where vLLM would run them.
+  double CustomAllReduceUs(double bytes, bool one_shot) const;
+  double SymmMemAllReduceUs(double bytes, bool multimem) const;
+
+  // Expert parallelism over this group: `tokens` tokens in all its ranks (dispatch
+  // gathers them everywhere), `hidden` wide, top-k routing. vLLM's default backend.
+  double ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int top_k) const;
+  // The same exchange as an all-to-all of only the routed copies (each token to top_k
+  // experts, spread evenly over the ranks), for all-to-all backends.
+  double ExpertAllToAllUs(int64_t tokens, int64_t hidden, int top_k) const;
+
+  const VllmAllReduceRules& rules() const { return rules_; }
+  // Null for one rank.
+  const NcclModel* nccl() const { return nccl_.get(); }
+
+ private:
+  double Calibrated(const NcclChoice& c, double bytes, double latency_scale,
+                    double efficiency) const;
+
+  int ranks_ = 1;
+  int act_bytes_ = 2;
+  double memory_bandwidth_ = 1;  // bytes/s, for symmetric memory's copies in and out
+  double link_gbs_ = 0;          // NCCL's bandwidth of one GPU's links to the group
+  CollectiveConstants c_;
+  VllmAllReduceRules rules_;
+  std::shared_ptr<const NcclModel> nccl_;
 };
 
 }  // namespace fleetsim

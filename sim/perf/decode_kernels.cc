@@ -63,22 +63,33 @@ int SplitHeuristic(int batch_heads, int num_sms, int64_t n_blocks, int max_split
   return 1;
 }
 
-// A grid of `programs` identical programs: each streams `bytes_pp` at `rate` and computes
-// `flops_pp` at one unit's share of the attention rate; they run in waves over the units
-// (whole waves, or fractional where the kernel's scheduler packs them), and the whole call
-// can go no faster than streaming all its bytes or computing all its flops.
-// `bytes_pp` and `flops_pp` are the longest program's (it sets the wave's length);
-// `kv_bytes` all programs' K and V together.
-void PriceGrid(DecodeGridReport& r, const DecodeKernelContext& c, double bytes_pp, double flops_pp,
-               double kv_bytes, double other_bytes, bool whole_waves, double launch_s) {
-  r.bytes_per_program = bytes_pp;
+// What one program of a grid streams and computes.
+struct ProgramWork {
+  double bytes = 0;
+  double flops = 0;
+};
+
+// A grid of `programs` programs: each streams its bytes at `rate` and computes its flops at
+// one unit's share of the attention rate; they run in waves over the units (whole waves, or
+// fractional where the kernel's scheduler packs them), the last wave lasting as long as the
+// longest program (decode skew; `longest` is `typical` when every context is alike), and
+// the whole call can go no faster than streaming all its bytes or computing all its flops.
+// `typical` is the program that fills the waves; `kv_bytes` all programs' K and V together.
+void PriceGrid(DecodeGridReport& r, const DecodeKernelContext& c, ProgramWork typical,
+               ProgramWork longest, double kv_bytes, double other_bytes, bool whole_waves,
+               double launch_s) {
+  r.bytes_per_program = longest.bytes;
   r.waves = whole_waves ? std::ceil(r.programs / c.compute_units)
                         : std::max(1.0, r.programs / c.compute_units);
   const double unit_flops = c.peak_flops * c.attention_efficiency / c.compute_units;
-  const double program_s = std::max(bytes_pp / r.program_rate, flops_pp / unit_flops);
-  const double occupancy_s = r.waves * program_s;
+  const auto program_s = [&](const ProgramWork& w) {
+    return std::max(w.bytes / r.program_rate, w.flops / unit_flops);
+  };
+  const double occupancy_s = std::max(r.waves * program_s(typical),
+                                      (r.waves - 1) * program_s(typical) + program_s(longest));
   const double bandwidth_s = (kv_bytes + other_bytes) / (c.bandwidth * c.memory_efficiency);
-  const double compute_s = kv_bytes / bytes_pp * flops_pp / (c.peak_flops * c.attention_efficiency);
+  const double compute_s =
+      kv_bytes / typical.bytes * typical.flops / (c.peak_flops * c.attention_efficiency);
   const double s = std::max({occupancy_s, bandwidth_s, compute_s});
   r.bound = s == occupancy_s
                 ? "per-program rate over " + std::to_string(static_cast<int>(std::ceil(r.waves))) +
@@ -94,22 +105,30 @@ double ReduceUs(const DecodeKernelContext& c, double bytes) {
 }
 
 // FlashAttention 2/3, FlashInfer and Triton unified attention, as calibrated (see the
-// header): splits of kv_split_tokens when sequences x KV heads leave SMs idle.
+// header): splits of kv_split_tokens of the longest context when sequences x KV heads leave
+// SMs idle.
 DecodeGridReport FlashSplit(const AttentionPlan& plan, const DecodeKernelContext& c,
                             const DecodeShape& s) {
   DecodeGridReport r;
+  const double longest = std::max(s.kv, s.kv_longest);
   const double bytes = s.batch * s.kv * s.kv_heads * 2 * s.head_dim * c.kv_bytes;
   const double flops = s.batch * 4 * s.kv * s.q_heads * s.head_dim;
   if (!plan.decode.split_grouped_heads_only || s.q_heads > s.kv_heads) {
-    const double max_splits = std::max(1.0, std::ceil(s.kv / c.kv_split_tokens));
+    const double max_splits = std::max(1.0, std::ceil(longest / c.kv_split_tokens));
     r.splits =
         std::min(max_splits, std::max(1.0, std::ceil(c.compute_units / (s.batch * s.kv_heads))));
   }
   r.programs = s.batch * s.kv_heads * r.splits;
   r.program_rate = c.bandwidth * c.memory_efficiency / c.compute_units;
-  r.bytes_per_program = bytes / r.programs;
+  r.bytes_per_program = longest * 2 * s.head_dim * c.kv_bytes / r.splits;
   r.waves = std::max(1.0, r.programs / c.compute_units);
-  const double occupancy = std::min(1.0, r.programs / c.compute_units);
+  // Work items (sequence x KV head x split) of longest / splits keys at most fill the
+  // compute units: the makespan is the longest item's (one SM's share of the rate) or all
+  // the work at the full rate. Uniform contexts: items / compute units, capped at one.
+  const double occupancy =
+      longest > s.kv
+          ? std::min(1.0, s.batch * s.kv_heads * s.kv / (c.compute_units * longest / r.splits))
+          : std::min(1.0, r.programs / c.compute_units);
   const double compute = flops / (c.peak_flops * c.attention_efficiency);
   const double memory = bytes / (c.bandwidth * c.memory_efficiency);
   const double tiles =
@@ -154,34 +173,42 @@ DecodeGridReport DecodeKernelGrid(const AttentionPlan& plan, const DecodeKernelC
   const double padded_rows = std::max(16.0, NextPowerOfTwo(group));
   const double out_bytes = s.batch * s.q_heads * 2 * s.head_dim * c.kv_bytes;  // Q in, O out
   const double kv_bytes = s.batch * s.kv_heads * s.kv * token_bytes;
+  const double longest = std::max(s.kv, s.kv_longest);
+  const auto work = [&](double tokens, double rows) {
+    return ProgramWork{tokens * token_bytes, 4 * tokens * rows * s.head_dim};
+  };
   switch (kernel.grid) {
     case DecodeGrid::kPartitioned: {
       const double partition = kernel.partition_tokens;
-      r.splits = std::ceil(s.kv / partition);
-      r.programs = s.batch * s.kv_heads * r.splits;
+      // The grid has the longest sequence's partitions; a shorter sequence's programs past
+      // its own context exit at once, so those with work are about ceil(kv / partition) per
+      // sequence.
+      r.splits = std::ceil(longest / partition);
+      r.programs = s.batch * s.kv_heads * std::ceil(s.kv / partition);
       // Every partition but the last walks `partition` tokens; the longest sets the wave.
-      const double tokens_pp = std::min(s.kv, partition);
       // Each partition writes its partial output (query heads x head_dim) and two floats.
       const double partials = s.batch * s.q_heads * r.splits * (s.head_dim * c.kv_bytes + 8);
-      PriceGrid(r, c, tokens_pp * token_bytes, 4 * tokens_pp * group * s.head_dim, kv_bytes,
-                out_bytes + partials, measured_rate, c.small_kernel_launch_s);
+      PriceGrid(r, c, work(std::min(s.kv, partition), group),
+                work(std::min(longest, partition), group), kv_bytes, out_bytes + partials,
+                measured_rate, c.small_kernel_launch_s);
       if (r.splits > 1) r.reduce_us = ReduceUs(c, 2 * partials);
       break;
     }
     case DecodeGrid::kSplitKvHeuristic:
+      // _get_num_splits sizes the split by the step's max_seq_len.
       r.splits = TritonSplitKvSplits(static_cast<int>(s.batch), static_cast<int>(s.kv_heads),
                                      static_cast<int>(s.head_dim), plan.kernel_block_size,
-                                     static_cast<int64_t>(std::ceil(s.kv)),
+                                     static_cast<int64_t>(std::ceil(longest)),
                                      plan.reported_processors, kernel.max_splits);
       if (r.splits > 1) {
         r.programs = s.batch * s.kv_heads * r.splits;
         const double block = ComputeBlockSize(plan.kernel_block_size);
-        const double split_len = std::ceil(std::ceil(s.kv / r.splits) / block) * block;
-        const double tokens_pp = std::min(s.kv, split_len);
+        const double split_len = std::ceil(std::ceil(longest / r.splits) / block) * block;
         // Partial outputs and log-sum-exps in fp32 (mid_out, mid_lse).
         const double partials = s.batch * s.q_heads * r.splits * (s.head_dim + 1) * 4;
-        PriceGrid(r, c, tokens_pp * token_bytes, 4 * tokens_pp * padded_rows * s.head_dim, kv_bytes,
-                  partials, measured_rate, c.small_kernel_launch_s);
+        PriceGrid(r, c, work(std::min(s.kv, split_len), padded_rows),
+                  work(std::min(longest, split_len), padded_rows), kv_bytes, partials,
+                  measured_rate, c.small_kernel_launch_s);
         r.reduce_us = ReduceUs(c, partials + out_bytes);
         break;
       }
@@ -189,7 +216,7 @@ DecodeGridReport DecodeKernelGrid(const AttentionPlan& plan, const DecodeKernelC
     case DecodeGrid::kPerSequenceHead:
       r.splits = 1;
       r.programs = s.batch * s.kv_heads;
-      PriceGrid(r, c, s.kv * token_bytes, 4 * s.kv * padded_rows * s.head_dim, kv_bytes, out_bytes,
+      PriceGrid(r, c, work(s.kv, padded_rows), work(longest, padded_rows), kv_bytes, out_bytes,
                 measured_rate, c.small_kernel_launch_s);
       break;
     case DecodeGrid::kFlashSplit:

@@ -18,6 +18,12 @@
 // was: its per-program rate is the SM's share of the bandwidth and its waves are fractional
 // (FA3/FlashInfer schedule splits to fill the SMs), so H100/H200 bundles are unchanged.
 //
+// Decode skew (contexts of unequal length, perf/skew_fit.h): a grid's waves run its typical
+// programs, and the longest sequence's program lasts as long as its own share of the
+// context; a split sized by the longest context (FlashAttention's, PR 45916's) splits every
+// sequence alike. ROCm's fixed 256-token partitions cap every program's work, so there skew
+// only adds partitions to the longest sequence.
+//
 // Every kernel here serves one query token per sequence. A decode with more (speculative
 // tokens) is not a decode to these kernels: ROCm's dispatch sends it to the prefix-prefill
 // kernel, FA2 loses its head packing, PR 45916's split path is never taken. Callers price
@@ -45,13 +51,15 @@ struct DecodeKernelContext {
 };
 
 // `batch` sequences decoding one token each over `kv` tokens of context (history and the
-// new token), on one rank.
+// new token) on average, on one rank; the longest over `kv_longest` (decode skew; 0 or at
+// most `kv`: every sequence at `kv`).
 struct DecodeShape {
   double batch = 0;
   double kv = 0;
   double q_heads = 0;
   double kv_heads = 0;
   double head_dim = 0;
+  double kv_longest = 0;
 };
 
 // The launch grid and what bounds it, for `inspect` and the cost.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "core/input_error.h"
 #include "perf/bundle_format.h"
@@ -86,6 +87,7 @@ std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tab
           break;
         case BundleFile::kLinearAttention:  // by the kernels the bundle has, below
         case BundleFile::kAllreduce:
+        case BundleFile::kSkewFit:
           break;
       }
     }
@@ -110,12 +112,21 @@ std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tab
   return rows;
 }
 
+namespace {
+// vLLM pads the vocabulary of ParallelLMHead to a multiple of 64
+// (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
+int64_t PaddedVocab(int64_t vocab) {
+  return (vocab + 63) / 64 * 64;
+}
+}  // namespace
+
 StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp,
-                             AllReduceModel allreduce, int64_t step_overhead_ns)
+                             CollectiveModel collectives, int64_t step_overhead_ns)
     : tables_(bundle.ForTp(tp)),
-      allreduce_(allreduce),
+      collectives_(std::move(collectives)),
       step_overhead_ns_(step_overhead_ns),
       hidden_bytes_per_token_(card.hidden_size * BytesOf(card.dtype)),
+      logits_bytes_per_sequence_(PaddedVocab(card.vocab_size) * BytesOf(card.dtype)),
       num_layers_(card.NumLayers()),
       tp_(tp) {
   full_layers_ = LayerCount(card, LayerKind::kFullAttention);
@@ -158,17 +169,41 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
   shared_token_axis_ = shared_token_axis_ && final_layernorm_->axis(0) == embedding_->axis(0);
 }
 
-double StepCostModel::AttentionUs(const BatchShape& batch) const {
+double StepCostModel::AttentionAt(const BatchShape& batch, double kv) const {
   const AttentionTables& a = tables_.attention;
   const double chunk = static_cast<double>(batch.prefill_tokens());
-  const double key =
-      a.legacy_kv_prefill ? std::max(0.0, batch.prefill_key() - chunk / 2) : batch.prefill_key();
+  const double key = PrefillKeyCoordinate(batch);
   const double n = static_cast<double>(batch.num_decodes());
-  const double kv = batch.mean_decode_context();
   if (batch.num_prefills() == 0) return a.decode.Lookup({n, kv});
   if (batch.num_decodes() == 0) return a.prefill.Lookup({chunk, key});
   if (a.mixed.empty()) return a.prefill.Lookup({chunk, key}) + a.decode.Lookup({n, kv});
   return a.mixed.Lookup({chunk, key, n, kv});
+}
+
+double StepCostModel::PrefillKeyCoordinate(const BatchShape& batch) const {
+  const double chunk = static_cast<double>(batch.prefill_tokens());
+  return tables_.attention.legacy_kv_prefill ? std::max(0.0, batch.prefill_key() - chunk / 2)
+                                             : batch.prefill_key();
+}
+
+// The uniform batch at the mean context, moved toward the uniform batch at the longest
+// context by the bundle's alpha for this batch's bucket (perf/skew_fit.h), as LLMServingSim
+// does: its bucket from the floored mean, as it computes it, the lookups at fleetsim's
+// exact mean.
+double StepCostModel::AttentionUs(const BatchShape& batch) const {
+  const double t_mean = AttentionAt(batch, batch.mean_decode_context());
+  if (!tables_.skew || batch.num_decodes() <= 1) return t_mean;
+  const auto lo = static_cast<double>(batch.min_decode_context());
+  const auto hi = static_cast<double>(batch.max_decode_context());
+  const double floored_mean = std::floor(batch.mean_decode_context());
+  if (hi == floored_mean || hi <= lo) return t_mean;
+  const double alpha =
+      tables_.skew->Alpha(batch.prefill_tokens(), batch.num_decodes(),
+                          (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
+  if (alpha == 0) return t_mean;
+  const double t_max = AttentionAt(batch, hi);
+  if (t_max <= t_mean) return t_mean;
+  return t_mean + alpha * (t_max - t_mean);
 }
 
 double StepCostModel::GdnRegimeUs(const BatchShape& batch) const {
@@ -223,13 +258,19 @@ StepCost StepCostModel::Cost(const BatchShape& batch) const {
   if (tp_ > 1) {
     cost.allreduces = 2 * num_layers_ + 1;
     cost.allreduce_bytes = batch.total_tokens() * hidden_bytes_per_token_;
-    const double each_ns =
-        tables_.allreduce
-            ? tables_.allreduce->Lookup({static_cast<double>(cost.allreduce_bytes)}) * 1000.0
-            : allreduce_.Nanoseconds(cost.allreduce_bytes);
-    cost.allreduce_ns = std::llround(cost.allreduces * each_ns);
+    const double each_us =
+        tables_.allreduce ? tables_.allreduce->Lookup({static_cast<double>(cost.allreduce_bytes)})
+                          : collectives_.AllReduceUs(cost.allreduce_bytes);
+    cost.allreduce_ns = std::llround(cost.allreduces * each_us * 1000.0);
+    if (batch.sampled_sequences() > 0) {
+      cost.logits_gather_bytes = batch.sampled_sequences() * logits_bytes_per_sequence_;
+      cost.logits_gather_ns =
+          std::llround(collectives_.NcclUs(NcclCollective::kAllGather,
+                                           static_cast<double>(cost.logits_gather_bytes)) *
+                       1000.0);
+    }
   }
-  cost.total_ns = cost.compute_ns + cost.allreduce_ns + step_overhead_ns_;
+  cost.total_ns = cost.compute_ns + cost.allreduce_ns + cost.logits_gather_ns + step_overhead_ns_;
   return cost;
 }
 

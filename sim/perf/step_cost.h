@@ -3,12 +3,18 @@
 //   embedding + final_layernorm                         dense table, step tokens
 //   per full-attention layer: layernorm x2, qkv_proj, (qk_norm, rotary_emb | qk_norm_rope,
 //     attn_glue), o_proj + the attention kernel         dense + attention tables
+//     (decodes of mixed contexts: the bundle's skew correction, perf/skew_fit.h)
 //   per GDN layer: layernorm x2, gdn_in_proj, gdn_glue, gdn_norm, gdn_out_proj + the regime
 //     kernels of the batch (prefill-only, decode-only or mixed)   dense + linear_attention
 //   per layer MLP: gate_up_proj, act_fn, down_proj, or the MoE block   dense / moe tables
 //   lm_head + sampler per sampled sequence               per_sequence table
-//   TP > 1: 2 x layers + 1 all-reduces of tokens x hidden x activation bytes, from the
-//     bundle's measured allreduce.csv when it has one, else the ring model (collective.h)
+//   TP > 1: 2 x layers + 1 all-reduces of tokens x hidden x activation bytes (one after
+//     each layer's attention or GDN mixer, one after its MLP or MoE block, one in the
+//     vocab-parallel embedding), from the bundle's measured allreduce.csv when it has one,
+//     else as vLLM runs them (collective.h: its custom all-reduce, symmetric memory or
+//     NCCL); and the all-gather of the sampled sequences' logits from the vocab-parallel
+//     lm_head (vLLM's LogitsProcessor._gather_logits: all-gather on CUDA), sequences x
+//     vocabulary (padded to 64) x activation bytes, by NCCL
 //   + a fixed per-step overhead (host-side scheduling and launch).
 // Kernels a bundle lacks that the model needs are refused when the model is built; rows
 // the model does not need (qk_norm for Llama) are not charged.
@@ -31,6 +37,8 @@ struct StepCost {
   int64_t allreduce_ns = 0;
   int allreduces = 0;
   int64_t allreduce_bytes = 0;  // each
+  int64_t logits_gather_ns = 0;
+  int64_t logits_gather_bytes = 0;
 };
 
 // Which kernels a bundle covers for a model, per block type and batch regime: the rows
@@ -48,7 +56,8 @@ std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tab
 
 class StepCostModel {
  public:
-  StepCostModel(const ModelCard& card, const Bundle& bundle, int tp, AllReduceModel allreduce,
+  // `collectives` is the TP group's (one rank at TP 1).
+  StepCostModel(const ModelCard& card, const Bundle& bundle, int tp, CollectiveModel collectives,
                 int64_t step_overhead_ns);
   // It points into its own tables.
   StepCostModel(const StepCostModel&) = delete;
@@ -59,7 +68,11 @@ class StepCostModel {
   int64_t OutOfGridLookups() const;
 
  private:
+  // Attention with the decode-skew correction; and without, at decode context `kv`.
   double AttentionUs(const BatchShape& batch) const;
+  double AttentionAt(const BatchShape& batch, double kv) const;
+  // The prefill's key on the attention table's axis (legacy tables: kv_prefill).
+  double PrefillKeyCoordinate(const BatchShape& batch) const;
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
   // A per-token kernel at `tokens` (`at`: tokens located on the shared token axis), and
@@ -71,9 +84,10 @@ class StepCostModel {
                      const GridTable::Position& at) const;
 
   const BundleTables& tables_;
-  AllReduceModel allreduce_;
+  CollectiveModel collectives_;
   int64_t step_overhead_ns_;
   int64_t hidden_bytes_per_token_;
+  int64_t logits_bytes_per_sequence_;
   int num_layers_;
   int tp_;
   // Layer counts by kind, and the dense kernels each kind charges.

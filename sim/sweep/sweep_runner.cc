@@ -1,13 +1,12 @@
 #include "sweep/sweep_runner.h"
 
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <utility>
 
 #include "comm/collectives.h"
+#include "comm/error_agreement.h"
 #include "core/format.h"
 #include "core/input_error.h"
 #include "sweep/point_config.h"
@@ -16,27 +15,6 @@ namespace fleetsim {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Runs `fn` on rank 0 of `comm` (file work); every rank learns whether it failed: rank 0
-// rethrows its error, the others exit quietly with the same code.
-void OnRankZero(MPI_Comm comm, const std::function<void()>& fn) {
-  int failed = 0;
-  std::exception_ptr error;
-  if (comm::RankOf(comm) == 0) {
-    try {
-      fn();
-    } catch (const InputError&) {
-      failed = kExitInputError;
-      error = std::current_exception();
-    } catch (...) {
-      failed = 1;
-      error = std::current_exception();
-    }
-  }
-  if (comm::SizeOf(comm) > 1) MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
-  if (error) std::rethrow_exception(error);
-  if (failed) throw QuietExit{failed};
-}
 
 // "goodput 57.01 req/s, SLO attainment 99.5 %"
 std::string Outcome(const output::SummaryRow& fleet) {
@@ -62,11 +40,11 @@ void SearchMaxRate(const SweepSpec& spec, const SweepPoint& point, const fs::pat
     return std::make_pair(fleet, pass);
   };
   auto keep = [&](const output::SummaryRow& fleet, double rate) {
-    OnRankZero(comm, [&] { fs::rename(probe, result); });
+    comm::OnRankZero(comm, [&] { fs::rename(probe, result); });
     outcome.fleet = fleet;
     outcome.rate_scale = rate;
   };
-  auto drop = [&] { OnRankZero(comm, [&] { fs::remove(probe); }); };
+  auto drop = [&] { comm::OnRankZero(comm, [&] { fs::remove(probe); }); };
 
   const auto [low_fleet, low_pass] = attempt(search.low);
   keep(low_fleet, search.low);
@@ -100,7 +78,7 @@ PointOutcome RunPoint(const SweepSpec& spec, const SweepPoint& point, const fs::
   const auto start = std::chrono::steady_clock::now();
   const fs::path config = PointConfigPath(output_dir, point.index);
   const fs::path result = PointResultPath(output_dir, point.index);
-  OnRankZero(comm, [&] {
+  comm::OnRankZero(comm, [&] {
     std::error_code error;
     fs::create_directories(PointsDir(output_dir), error);
     if (error) {
@@ -140,33 +118,14 @@ void RunSweepPoints(const SweepSpec& spec, const std::vector<SweepPoint>& points
                     const SweepLog& log) {
   const int rank = comm::RankOf(comm);
   const int size = comm::SizeOf(comm);
-  // A failure is agreed on as point * 4 + exit code, so the lowest failing point wins.
-  int64_t failure = INT64_MAX;
-  std::exception_ptr error;
+  // The lowest failing point speaks: a rank stops at its first failing point.
+  comm::RankFailure failure;
   for (const SweepPoint& point : points) {
     if (point.index % size != rank) continue;
-    int code = 0;
-    try {
-      RunPoint(spec, point, output_dir, run, MPI_COMM_SELF, log);
-    } catch (const InputError&) {
-      code = kExitInputError;
-      error = std::current_exception();
-    } catch (const QuietExit& e) {
-      code = e.code == kExitInputError ? kExitInputError : 1;
-      error = std::current_exception();
-    } catch (...) {
-      code = 1;
-      error = std::current_exception();
-    }
-    if (code != 0) {
-      failure = int64_t{point.index} * 4 + code;
-      break;
-    }
+    failure.Guard([&] { RunPoint(spec, point, output_dir, run, MPI_COMM_SELF, log); }, point.index);
+    if (failure.failed()) break;
   }
-  const int64_t first = comm::AllReduceMin(failure, comm);
-  if (first == INT64_MAX) return;
-  if (first == failure) std::rethrow_exception(error);
-  throw QuietExit{static_cast<int>(first % 4)};
+  comm::AgreeOnFailure(failure, comm);
 }
 
 }  // namespace fleetsim

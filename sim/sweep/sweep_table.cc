@@ -39,38 +39,39 @@ output::TableRows AsTableRows(const std::vector<SweepRow>& rows) {
 
 }  // namespace
 
-#define FLEETSIM_COLUMN(schema, Type, field) schema.Type(#field, offsetof(SweepRow, field))
+#define FLEETSIM_COLUMN(schema, Type, field, unit) \
+  schema.Type(#field, offsetof(SweepRow, field), unit)
 
 output::TableSchema SweepSchema() {
   output::TableSchema s(sizeof(SweepRow));
-  FLEETSIM_COLUMN(s, Int64, point);
-  FLEETSIM_COLUMN(s, Int32, tp);
-  FLEETSIM_COLUMN(s, Int32, replicas);
-  FLEETSIM_COLUMN(s, Int64, gpus);
+  FLEETSIM_COLUMN(s, Int64, point, "index");
+  FLEETSIM_COLUMN(s, Int32, tp, "GPUs");
+  FLEETSIM_COLUMN(s, Int32, replicas, "instances");
+  FLEETSIM_COLUMN(s, Int64, gpus, "GPUs");
   s.String("hardware", offsetof(SweepRow, hardware), sizeof(SweepRow::hardware));
-  FLEETSIM_COLUMN(s, Int32, prefix_caching);
-  FLEETSIM_COLUMN(s, Int32, max_num_batched_tokens);
-  FLEETSIM_COLUMN(s, Int32, max_num_seqs);
-  FLEETSIM_COLUMN(s, Int32, block_size);
+  FLEETSIM_COLUMN(s, Int32, prefix_caching, "flag");
+  FLEETSIM_COLUMN(s, Int32, max_num_batched_tokens, "tokens");
+  FLEETSIM_COLUMN(s, Int32, max_num_seqs, "requests");
+  FLEETSIM_COLUMN(s, Int32, block_size, "tokens");
   s.String("attention_backend", offsetof(SweepRow, attention_backend),
            sizeof(SweepRow::attention_backend));
   s.String("decode_kernel", offsetof(SweepRow, decode_kernel), sizeof(SweepRow::decode_kernel));
   s.String("policy", offsetof(SweepRow, policy), sizeof(SweepRow::policy));
-  FLEETSIM_COLUMN(s, Int32, capacity_weighted);
-  FLEETSIM_COLUMN(s, Float64, rate_scale);
-  FLEETSIM_COLUMN(s, Int64, requests);
-  FLEETSIM_COLUMN(s, Int64, finished);
-  FLEETSIM_COLUMN(s, Float64, throughput_rps);
-  FLEETSIM_COLUMN(s, Float64, goodput_rps);
-  FLEETSIM_COLUMN(s, Float64, slo_attainment);
-  FLEETSIM_COLUMN(s, Float64, ttft_p99_s);
-  FLEETSIM_COLUMN(s, Float64, tpot_p99_s);
-  FLEETSIM_COLUMN(s, Float64, goodput_per_gpu);
-  FLEETSIM_COLUMN(s, Float64, cost_per_hour_usd);
-  FLEETSIM_COLUMN(s, Float64, goodput_per_dollar);
-  FLEETSIM_COLUMN(s, Float64, max_rate_scale);
-  FLEETSIM_COLUMN(s, Float64, objective);
-  FLEETSIM_COLUMN(s, Int64, rank);
+  FLEETSIM_COLUMN(s, Int32, capacity_weighted, "flag");
+  FLEETSIM_COLUMN(s, Float64, rate_scale, "factor");
+  FLEETSIM_COLUMN(s, Int64, requests, "requests");
+  FLEETSIM_COLUMN(s, Int64, finished, "requests");
+  FLEETSIM_COLUMN(s, Float64, throughput_rps, "requests/s");
+  FLEETSIM_COLUMN(s, Float64, goodput_rps, "requests/s");
+  FLEETSIM_COLUMN(s, Float64, slo_attainment, "fraction");
+  FLEETSIM_COLUMN(s, Float64, ttft_p99_s, "s");
+  FLEETSIM_COLUMN(s, Float64, tpot_p99_s, "s");
+  FLEETSIM_COLUMN(s, Float64, goodput_per_gpu, "requests/s/GPU");
+  FLEETSIM_COLUMN(s, Float64, cost_per_hour_usd, "USD/h");
+  FLEETSIM_COLUMN(s, Float64, goodput_per_dollar, "requests/USD");
+  FLEETSIM_COLUMN(s, Float64, max_rate_scale, "factor");
+  FLEETSIM_COLUMN(s, Float64, objective, "objective");
+  FLEETSIM_COLUMN(s, Int64, rank, "rank");
   return s;
 }
 

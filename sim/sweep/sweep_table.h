@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/request_name.h"
 #include "output/table_schema.h"
 #include "sweep/point_result.h"
 #include "sweep/sweep_points.h"
@@ -32,7 +33,7 @@ struct SweepRow {
   int32_t max_num_seqs;
   int32_t capacity_weighted;  // 1 or 0
   int32_t block_size;         // as the engine resolved it
-  char hardware[24];
+  char hardware[kMaxLabelBytes];
   char attention_backend[24];
   char decode_kernel[40];
   char policy[24];

@@ -20,6 +20,7 @@ namespace {
 
 using workload_gen::ArrivalProcess;
 using workload_gen::GeneratorSpec;
+using workload_gen::LengthDistribution;
 using workload_gen::PromptBuilder;
 using workload_gen::StreamPurpose;
 using workload_gen::StreamSeed;
@@ -28,8 +29,14 @@ using workload_gen::StreamSeed;
 // subclass produces the unbounded stream in arrival order.
 class GeneratedWorkload : public WorkloadSource {
  public:
-  explicit GeneratedWorkload(GeneratorSpec spec) : spec_(std::move(spec)) {}
+  GeneratedWorkload(GeneratorSpec spec, std::string path)
+      : spec_(std::move(spec)), path_(std::move(path)) {
+    double sum = 0;
+    for (const workload_gen::RequestClassSpec& c : spec_.classes)
+      cumulative_weights_.push_back(sum += c.weight);
+  }
   std::string format() const override { return "generator"; }
+  std::string path() const override { return path_; }
   std::optional<int64_t> expected_requests() const override { return spec_.num_requests; }
 
   std::optional<WorkloadRequest> Next() final {
@@ -50,17 +57,47 @@ class GeneratedWorkload : public WorkloadSource {
     return StreamSeed(spec_.seed, purpose, static_cast<uint64_t>(a), static_cast<uint64_t>(b));
   }
 
+  // What a request of one class draws from and asks for.
+  struct RequestClass {
+    const LengthDistribution* input_tokens;
+    const LengthDistribution* output_tokens;
+    const std::string* model;
+    int model_line;
+  };
+  // The class of entity `entity` (a request, or a session), drawn by weight from its own
+  // stream; the spec itself when it has no classes (and then nothing is drawn).
+  RequestClass ClassOf(int64_t entity) const {
+    if (spec_.classes.empty())
+      return {&spec_.input_tokens, &spec_.output_tokens, &spec_.model, spec_.model_line};
+    Rng rng(Stream(StreamPurpose::kClass, entity));
+    const double x = rng.Uniform() * cumulative_weights_.back();
+    std::size_t k = 0;
+    while (k + 1 < cumulative_weights_.size() && cumulative_weights_[k] <= x)
+      ++k;
+    const workload_gen::RequestClassSpec& c = spec_.classes[k];
+    const bool own_model = !c.model.empty();
+    return {c.input_tokens ? &*c.input_tokens : &spec_.input_tokens,
+            c.output_tokens ? &*c.output_tokens : &spec_.output_tokens,
+            own_model ? &c.model : &spec_.model, own_model ? c.model_line : spec_.model_line};
+  }
+  static void Label(WorkloadRequest& r, const RequestClass& c) {
+    r.model = *c.model;
+    r.line = c.model_line;
+  }
+
   const GeneratorSpec spec_;
 
  private:
+  std::string path_;
+  std::vector<double> cumulative_weights_;  // of the classes, in their order
   int64_t emitted_ = 0;
   bool done_ = false;
 };
 
 class IndependentRequests : public GeneratedWorkload {
  public:
-  explicit IndependentRequests(GeneratorSpec spec)
-      : GeneratedWorkload(std::move(spec)),
+  IndependentRequests(GeneratorSpec spec, std::string path)
+      : GeneratedWorkload(std::move(spec), std::move(path)),
         arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)) {}
 
  private:
@@ -69,9 +106,11 @@ class IndependentRequests : public GeneratedWorkload {
     WorkloadRequest r;
     r.id = "r" + std::to_string(i);
     r.arrival = arrivals_.Next();
+    const RequestClass c = ClassOf(i);
+    Label(r, c);
     Rng rng(Stream(StreamPurpose::kLengths, i));
-    const int64_t input = spec_.input_tokens.Sample(rng);
-    r.output_tokens = spec_.output_tokens.Sample(rng);
+    const int64_t input = c.input_tokens->Sample(rng);
+    r.output_tokens = c.output_tokens->Sample(rng);
     PromptBuilder prompt(spec_.hash_block_size);
     int64_t shared = 0;
     if (spec_.shared_prefix && rng.Uniform() < spec_.shared_prefix->fraction) {
@@ -92,8 +131,8 @@ class IndependentRequests : public GeneratedWorkload {
 
 class Sessions : public GeneratedWorkload {
  public:
-  explicit Sessions(GeneratorSpec spec)
-      : GeneratedWorkload(std::move(spec)),
+  Sessions(GeneratorSpec spec, std::string path)
+      : GeneratedWorkload(std::move(spec), std::move(path)),
         arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)),
         next_start_(arrivals_.Next()) {}
 
@@ -105,6 +144,7 @@ class Sessions : public GeneratedWorkload {
     int64_t next_turn = 0;
     SimTime next_arrival = 0;
     PromptBuilder prompt{0};
+    RequestClass kind{};  // every turn of a conversation is of one class
 
     auto Key() const { return std::make_tuple(next_arrival, id, next_turn); }
   };
@@ -120,6 +160,7 @@ class Sessions : public GeneratedWorkload {
     Session s;
     s.id = next_session_++;
     s.next_arrival = next_start_;
+    s.kind = ClassOf(s.id);
     Rng turns(Stream(StreamPurpose::kSessionTurns, s.id));
     s.turns = spec_.sessions->turns.Sample(turns);
     s.prompt = PromptBuilder(spec_.hash_block_size);
@@ -145,10 +186,11 @@ class Sessions : public GeneratedWorkload {
     WorkloadRequest r;
     r.id = "s" + std::to_string(s.id) + "-t" + std::to_string(turn);
     r.arrival = s.next_arrival;
+    Label(r, s.kind);
     Rng rng(Stream(StreamPurpose::kLengths, s.id, turn));
     s.prompt.Append(Stream(StreamPurpose::kUserMessage, s.id, turn),
-                    spec_.input_tokens.Sample(rng));
-    r.output_tokens = spec_.output_tokens.Sample(rng);
+                    s.kind.input_tokens->Sample(rng));
+    r.output_tokens = s.kind.output_tokens->Sample(rng);
     r.input_tokens = s.prompt.tokens();
     r.block_hashes = s.prompt.block_hashes();
     r.hash_block_size = spec_.hash_block_size;
@@ -189,8 +231,8 @@ bool IsGeneratorSpec(const std::string& path) {
 
 std::unique_ptr<WorkloadSource> OpenGeneratedWorkload(const std::string& spec_path) {
   GeneratorSpec spec = GeneratorSpec::Parse(LoadYamlFile(spec_path));
-  if (spec.sessions) return std::make_unique<Sessions>(std::move(spec));
-  return std::make_unique<IndependentRequests>(std::move(spec));
+  if (spec.sessions) return std::make_unique<Sessions>(std::move(spec), spec_path);
+  return std::make_unique<IndependentRequests>(std::move(spec), spec_path);
 }
 
 }  // namespace fleetsim

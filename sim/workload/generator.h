@@ -13,6 +13,11 @@
 //     # optional, without sessions: requests (a fraction of them) open with a common prefix
 //     shared_prefix: {tokens: 512, fraction: 0.5}
 //     hash_block_size: 16    # optional: emit chained per-full-block prefix hashes
+//     model: llama-3.1-8b    # optional: the model every request asks for (else none: any group)
+//     # optional: a mix of request classes, each its share (weight), model and lengths
+//     classes:
+//       - {weight: 3, model: llama-3.1-8b}
+//       - {weight: 1, model: llama-3.1-70b, output_tokens: {distribution: fixed, value: 600}}
 //
 // Distributions are in workload/generator_lengths.h, arrival processes in
 // workload/generator_arrivals.h. The first arrival is at time 0.
@@ -23,6 +28,11 @@
 // (the same in every session), then every earlier turn's message and output, then the new
 // message. Turn k arrives an exponential think time (mean think_time_s) after turn k-1's
 // arrival. Requests come out in (arrival, session, turn) order.
+//
+// With classes, each request -- with sessions, each conversation, all its turns -- draws its
+// class by weight from its own stream (one more stream per entity: a spec without classes
+// draws exactly what it drew before). A class's input_tokens and output_tokens replace the
+// spec's; a class without a model asks for the spec's `model`.
 //
 // Determinism: the same spec gives the same requests with any compiler or standard
 // library. Each entity draws from its own stream (see generator_random.h), so growing

@@ -22,6 +22,7 @@ enum class StreamPurpose : uint64_t {
   kOutput = 7,
   kPrompt = 8,
   kSharedPrefix = 9,
+  kClass = 10,  // which request class (model, lengths) a request or session belongs to
 };
 
 // Folds `value` into the running hash `h`; distinct values give distinct results.

@@ -1,9 +1,12 @@
 #include "workload/generator_spec.h"
 
 #include <limits>
+#include <memory>
 #include <string>
 
+#include "core/input_error.h"
 #include "workload/generator_fields.h"
+#include "workload/workload_source.h"
 
 namespace fleetsim::workload_gen {
 namespace {
@@ -38,13 +41,44 @@ SharedPrefixSpec ParseSharedPrefix(const YamlSection& s) {
   return spec;
 }
 
+// `model:` of the spec or a class: a model name (workload_source.h's rules).
+void ReadModel(const YamlSection& s, std::string& model, int& line) {
+  if (!s.Has("model")) return;
+  model = s.Get<std::string>("model");
+  if (auto problem = ModelNameViolation(model)) s.Fail("model", *problem);
+  line = s.LineOf("model");
+}
+
+std::vector<RequestClassSpec> ParseClasses(const YamlSection& s, uint64_t seed) {
+  const YAML::Node list = s.node()["classes"];
+  if (!list.IsSequence() || list.size() == 0)
+    s.Fail("classes", "expected a non-empty list of mappings ({weight, model, ...})");
+  auto file = std::make_shared<const std::string>(s.file());
+  std::vector<RequestClassSpec> classes;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YamlSection c(list[i], file, s.FieldPath("classes") + "[" + std::to_string(i) + "]");
+    if (!list[i].IsMap()) throw InputError(s.file(), c.line(), c.path(), "expected a mapping");
+    c.RejectUnknownKeys({"weight", "model", "input_tokens", "output_tokens"});
+    RequestClassSpec spec;
+    spec.weight = GetNumber(c, "weight", kPositive, 1.0);
+    ReadModel(c, spec.model, spec.model_line);
+    if (auto in = c.FindChild("input_tokens"))
+      spec.input_tokens = LengthDistribution::Parse(*in, LengthOf::kInputTokens, seed);
+    if (auto out = c.FindChild("output_tokens"))
+      spec.output_tokens = LengthDistribution::Parse(*out, LengthOf::kOutputTokens, seed);
+    classes.push_back(std::move(spec));
+  }
+  return classes;
+}
+
 }  // namespace
 
 GeneratorSpec GeneratorSpec::Parse(const YamlSection& doc) {
   doc.RejectUnknownKeys({"generator"});
   const YamlSection s = doc.Child("generator");
   s.RejectUnknownKeys({"seed", "num_requests", "duration_s", "arrivals", "input_tokens",
-                       "output_tokens", "sessions", "shared_prefix", "hash_block_size"});
+                       "output_tokens", "sessions", "shared_prefix", "hash_block_size", "model",
+                       "classes"});
   GeneratorSpec spec;
   const int64_t seed = s.GetOr<int64_t>("seed", 0);
   if (seed < 0) s.Fail("seed", "must be >= 0, got " + std::to_string(seed));
@@ -78,6 +112,8 @@ GeneratorSpec GeneratorSpec::Parse(const YamlSection& doc) {
     if (block > std::numeric_limits<int>::max()) s.Fail("hash_block_size", "is too large");
     spec.hash_block_size = static_cast<int>(block);
   }
+  ReadModel(s, spec.model, spec.model_line);
+  if (s.Has("classes")) spec.classes = ParseClasses(s, spec.seed);
   return spec;
 }
 

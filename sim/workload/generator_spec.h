@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/sim_time.h"
 #include "core/yaml_section.h"
@@ -27,6 +29,16 @@ struct SharedPrefixSpec {
   double fraction = 1;  // share of requests that start with it
 };
 
+// One class of requests in a mixed workload: its share, the model it asks for, and its
+// own lengths (else the spec's).
+struct RequestClassSpec {
+  double weight = 1;   // > 0; shares are weight / sum of weights
+  std::string model;   // "": the spec's model
+  int model_line = 0;  // the line naming it, for errors about the model
+  std::optional<LengthDistribution> input_tokens;
+  std::optional<LengthDistribution> output_tokens;
+};
+
 struct GeneratorSpec {
   uint64_t seed = 0;
   std::optional<int64_t> num_requests;
@@ -37,6 +49,11 @@ struct GeneratorSpec {
   std::optional<SessionSpec> sessions;
   std::optional<SharedPrefixSpec> shared_prefix;
   int hash_block_size = 0;  // 0: no block hashes
+  std::string model;        // every request's model unless its class names one ("": none)
+  int model_line = 0;
+  // Without classes, one class of everything above. With them, each request (a session:
+  // each conversation) draws its class by weight from its own stream.
+  std::vector<RequestClassSpec> classes;
 
   // `doc` is the whole file; InputErrors name the file, the line and the key.
   static GeneratorSpec Parse(const YamlSection& doc);

@@ -20,10 +20,12 @@ class NativeJsonl : public WorkloadSource {
  public:
   explicit NativeJsonl(const std::string& path) : lines_(path) {}
   std::string format() const override { return "native"; }
+  std::string path() const override { return lines_.path(); }
 
   std::optional<WorkloadRequest> Next() override {
     if (!lines_.Next()) return std::nullopt;
     WorkloadRequest r;
+    r.line = lines_.line();
     r.id = lines_.OptionalText("id").value_or(std::to_string(lines_.line()));
     ids_.Add(r.id, lines_.line(), [this](const std::string& m) { lines_.Fail("id", m); });
     if (lines_.Has("arrival_ns")) {
@@ -56,6 +58,10 @@ class NativeJsonl : public WorkloadSource {
       }
       r.hashes_cover_partial_block = blocks * r.hash_block_size > r.input_tokens;
     }
+    if (auto model = lines_.OptionalText("model")) {
+      if (auto problem = ModelNameViolation(*model)) lines_.Fail("model", *problem);
+      r.model = std::move(*model);
+    }
     return r;
   }
 
@@ -69,6 +75,7 @@ class VllmBenchSource : public WorkloadSource {
  public:
   explicit VllmBenchSource(const std::string& path) : reader_(path) {}
   std::string format() const override { return "vllm-bench"; }
+  std::string path() const override { return reader_.path(); }
   std::optional<WorkloadRequest> Next() override {
     auto r = reader_.Next();
     if (!r) return std::nullopt;
@@ -78,6 +85,7 @@ class VllmBenchSource : public WorkloadSource {
       throw InputError(reader_.path(), r->line, "request_id", m);
     });
     out.id = r->id;
+    out.line = r->line;
     // The reader keeps a window of lines in order, so a request can come before the first
     // one read: the origin is the earliest emitted.
     const double seconds = r->queued_s - *origin_;
@@ -120,6 +128,19 @@ std::string Detect(const std::string& path) {
 }
 
 }  // namespace
+
+std::optional<std::string> ModelNameViolation(std::string_view name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > kMaxModelNameBytes) {
+    return "is " + std::to_string(name.size()) + " bytes, more than the " +
+           std::to_string(kMaxModelNameBytes) + " a model name may have";
+  }
+  for (const char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return QuoteInput(name) + " holds a control character";
+  }
+  return std::nullopt;
+}
 
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_size) {
   if (r.hash_block_size == 0) return {};

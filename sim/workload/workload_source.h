@@ -3,28 +3,41 @@
 //
 //   native JSONL (fleetsim's own), one object per line:
 //     {"id": "r1", "arrival_s": 0.25, "input_tokens": 812, "output_tokens": 128,
-//      "block_hashes": [11, 12], "hash_block_size": 16}
-//     arrival_s (or arrival_ns) since the start of the trace; id, block_hashes and
-//     hash_block_size are optional. block_hashes are per full prompt block of
-//     hash_block_size tokens, equal iff the prompt is identical through that block.
+//      "block_hashes": [11, 12], "hash_block_size": 16, "model": "llama-3.1-70b"}
+//     arrival_s (or arrival_ns) since the start of the trace; id, block_hashes,
+//     hash_block_size and model are optional. block_hashes are per full prompt block of
+//     hash_block_size tokens, equal iff the prompt is identical through that block. A
+//     model (1 to kMaxModelNameBytes bytes) sends the request only to instance groups
+//     serving that model; without one it may go to any group.
 //   vllm-bench: requests.jsonl of a vLLM-bench run (arrival = queued_ts, rebased to 0).
 //
 //   auto source = OpenWorkload("trace.jsonl", "auto");
 //   while (auto r = source->Next()) ...
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/sim_time.h"
 
 namespace fleetsim {
 
+// The most bytes a request's model name has (a served model name has fewer: it names a
+// /summary row).
+inline constexpr std::size_t kMaxModelNameBytes = 64;
+
 struct WorkloadRequest {
   std::string id;
+  // The model the request asks for; empty: any instance group may serve it.
+  std::string model;
+  // Where it was read: the trace line, or the spec line naming its model for a generated
+  // request (0: unknown). For errors only; it does not travel between ranks.
+  int line = 0;
   SimTime arrival = 0;
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
@@ -40,6 +53,8 @@ class WorkloadSource {
   // The next request in arrival order; nullopt at the end.
   virtual std::optional<WorkloadRequest> Next() = 0;
   virtual std::string format() const = 0;
+  // The file it reads, for errors about a request ("" when none).
+  virtual std::string path() const { return {}; }
   // At most this many requests will come, when the source knows (a generator's
   // num_requests, a --num-reqs window): for progress estimates only.
   virtual std::optional<int64_t> expected_requests() const { return std::nullopt; }
@@ -52,6 +67,10 @@ class WorkloadSource {
 // but not through the rest of the trace block are not counted as sharing it. Only engine
 // blocks inside the hashed, full part of the prompt get hashes; later ones are unique.
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& request, int engine_block_size);
+
+// Why `name` cannot be a model name (empty, over kMaxModelNameBytes, a control
+// character), or nullopt when it can.
+std::optional<std::string> ModelNameViolation(std::string_view name);
 
 // `format`: auto, native, vllm-bench, azure, vidur, mooncake, or generator (a YAML spec
 // with a top-level `generator:`, see generator.h). Unknown formats and unreadable

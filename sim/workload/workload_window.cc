@@ -15,6 +15,23 @@ WorkloadWindow::WorkloadWindow(std::unique_ptr<WorkloadSource> source, WindowOpt
     throw OptionError("--num-reqs", "must not be negative");
   if (options_.duration && *options_.duration <= 0)
     throw OptionError("--duration", "must be positive");
+  if (!options_.default_model.empty()) {
+    if (auto problem = ModelNameViolation(options_.default_model))
+      throw OptionError("--model", *problem);
+  }
+}
+
+void WorkloadWindow::ApplyModelRules(WorkloadRequest& r) const {
+  if (r.model.empty()) r.model = options_.default_model;
+  if (!options_.known_models || r.model.empty()) return;
+  const std::vector<std::string>& known = *options_.known_models;
+  if (std::find(known.begin(), known.end(), r.model) != known.end()) return;
+  std::string list;
+  for (const std::string& name : known)
+    list += (list.empty() ? "" : ", ") + name;
+  throw InputError(source_->path(), r.line, "model",
+                   "no instance group serves " + QuoteInput(r.model) +
+                       " (--strict-models; served: " + (list.empty() ? "none" : list) + ")");
 }
 
 std::optional<int64_t> WorkloadWindow::expected_requests() const {
@@ -29,6 +46,7 @@ std::optional<WorkloadRequest> WorkloadWindow::Next() {
   while (true) {
     try {
       r = source_->Next();
+      if (r) ApplyModelRules(*r);
       break;
     } catch (const InputError&) {
       if (!options_.skip_bad_lines) throw;

@@ -11,6 +11,7 @@
 
 #include "perf/synthetic_bundle.h"
 #include "support/run_command.h"
+#include "support/scratch_folder.h"
 #include "support/shared_data.h"
 
 namespace fleetsim {
@@ -20,22 +21,8 @@ namespace fs = std::filesystem;
 using testing::RunFleetsim;
 
 // A scratch folder per test.
-class RunCli : public ::testing::Test {
+class RunCli : public testing::ScratchFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("fleetsim-run-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  void Write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-  }
-
   // Rows of an exported table as column -> values.
   std::vector<std::map<std::string, std::string>> Csv(const std::string& name) const {
     std::ifstream in(dir_ / name);
@@ -64,8 +51,6 @@ class RunCli : public ::testing::Test {
     EXPECT_FALSE(fs::exists(Path(h5)));
     EXPECT_FALSE(fs::exists(Path(h5 + ".tmp")));
   }
-
-  fs::path dir_;
 };
 
 std::string ProjectFile(const std::string& relative) {
@@ -242,9 +227,12 @@ TEST_F(RunCli, FleetTablesAddUp) {
   int64_t produced = 0;
   for (const auto& row : Csv("fleet.instances.csv"))
     produced += std::stoll(row.at("output_tokens"));
-  double series = 0;
-  for (const auto& row : Csv("fleet.timeseries.csv"))
-    series += std::stod(row.at("generation_tokens_per_s")) * 0.25;
+  double series = 0, fleet_series = 0;  // the groups' rows; the fleet's, their sum
+  for (const auto& row : Csv("fleet.timeseries.csv")) {
+    (row.at("group") == "fleet" ? fleet_series : series) +=
+        std::stod(row.at("generation_tokens_per_s")) * 0.25;
+  }
+  EXPECT_NEAR(fleet_series, series, 1e-6);
   EXPECT_EQ(produced, 40 * 5 + (0 + 1 + 2 + 3 + 4 + 5 + 6) * 5 + (0 + 1 + 2 + 3 + 4));
   EXPECT_NEAR(series, static_cast<double>(produced), 1e-6);
 
@@ -434,6 +422,99 @@ TEST_F(RunCli, UnfinishedRequestsAtTheHorizonOfAHybrid) {
       " --workload " + ProjectFile("runs/examples/shared_prefix_sessions.jsonl") +
       " --horizon 30 --output " + Path("h.h5"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Two served names on the synthetic Llama-3.1-8B bundle: "chat-a" on instances 0-1,
+// "chat-b" on 2-4, behind one round-robin gateway.
+class MultiModelCli : public RunCli {
+ protected:
+  void SetUp() override {
+    RunCli::SetUp();
+    testing::WriteDenseBundle(bundle_);
+    const std::string group =
+        "    model: llama-3.1-8b\n    hardware: H100-SXM\n    bundle: " + bundle_.dir() +
+        "\n    engine: {num_gpu_blocks: 400}\n";
+    Write("cluster.yaml", "instance_groups:\n  - name: ga\n    served_model_name: chat-a\n" +
+                              group + "    replicas: 2\n  - name: gb\n" +
+                              "    served_model_name: chat-b\n" + group +
+                              "    replicas: 3\ngateways: {count: 1, policy: round_robin}\n");
+    std::string trace;
+    int i = 0;
+    for (const char* model :
+         {"chat-a", "chat-a", "chat-b", "", "chat-b", "chat-a", "", "gpt-x", "chat-b"}) {
+      trace += "{\"arrival_s\": " + std::to_string(0.25 * i++) +
+               ", \"input_tokens\": 100, \"output_tokens\": 3" +
+               (*model ? std::string(", \"model\": \"") + model + "\"" : "") + "}\n";
+    }
+    Write("trace.jsonl", trace);
+  }
+  testing::CommandResult Run(const std::string& extra) {
+    return RunFleetsim("run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                       Path("trace.jsonl") + " --output " + Path("mm.h5") + " " + extra);
+  }
+  // Runs with `extra`; each request's instance must be the one `expected` says.
+  std::vector<std::map<std::string, std::string>> RunExpecting(
+      const std::string& extra, const std::vector<std::string>& expected) {
+    EXPECT_EQ(Run(extra).exit_code, 0);
+    EXPECT_EQ(RunFleetsim("export --csv " + Path("mm.h5")).exit_code, 0);
+    const auto requests = Csv("mm.requests.csv");
+    EXPECT_EQ(requests.size(), expected.size());
+    for (std::size_t i = 0; i < requests.size() && i < expected.size(); ++i)
+      EXPECT_EQ(requests[i].at("instance"), expected[i]) << "request " << i;
+    return requests;
+  }
+  testing::SyntheticBundle bundle_;
+};
+
+TEST_F(MultiModelCli, EachModelGoesToItsGroupsAndAnUnservedOneIsRejected) {
+  // chat-a: round robin over 0-1; chat-b over 2-4; model-less over all five, in its own
+  // turn; gpt-x: no group serves it (worked by hand in the trace's order).
+  const auto requests = RunExpecting("", {"0", "1", "2", "0", "3", "0", "1", "-1", "4"});
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].at("state"), i == 7 ? "rejected" : "finished") << i;
+    EXPECT_EQ(requests[i].at("reason"), i == 7 ? "no_model" : "") << i;
+  }
+  const auto summary = Csv("mm.summary.csv");
+  ASSERT_EQ(summary.size(), 5u);
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"ga", "5"}, {"gb", "3"}, {"model:chat-a", "5"}, {"model:chat-b", "3"}, {"fleet", "9"}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(summary[i].at("group"), rows[i].first);
+    EXPECT_EQ(summary[i].at("requests"), rows[i].second) << rows[i].first;
+  }
+  EXPECT_EQ(summary[4].at("rejected"), "1");
+}
+
+TEST_F(MultiModelCli, ADefaultModelTakesTheRequestsThatNameNone) {
+  // The model-less requests 3 and 6 now take chat-b's turns: 2, 3, 4, 2, 3.
+  RunExpecting("--model chat-b", {"0", "1", "2", "3", "4", "0", "2", "-1", "3"});
+}
+
+TEST_F(MultiModelCli, ModelErrorsAreOneLocatedLine) {
+  auto r = Run("--model gpt-x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "fleetsim: error: command line: --model: no instance group serves 'gpt-x' (served: "
+            "chat-a, chat-b)\n");
+  ExpectNothingWritten("mm.h5");
+  r = Run("--strict-models");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fleetsim: error: " + Path("trace.jsonl") +
+                       ":8: model: no instance group serves 'gpt-x' (--strict-models; served: "
+                       "chat-a, chat-b)\n");
+  ExpectNothingWritten("mm.h5");
+  // Skipped and counted instead: eight rows.
+  ASSERT_EQ(Run("--strict-models --skip-bad-lines").exit_code, 0);
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("mm.h5")).exit_code, 0);
+  EXPECT_EQ(Csv("mm.requests.csv").size(), 8u);
+  // A model name that cannot be one, in the trace.
+  Write("trace.jsonl",
+        "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 3}\n"
+        "{\"arrival_s\": 1, \"input_tokens\": 100, \"output_tokens\": 3, "
+        "\"model\": \"\"}\n");
+  r = Run("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fleetsim: error: " + Path("trace.jsonl") + ":2: model: must not be empty\n");
 }
 
 }  // namespace

@@ -43,8 +43,8 @@ TEST(KernelDbBundle, Builds27BOnH200WithMeasuredGdnKernels) {
   EXPECT_EQ(bundle.source, "kernel-db");
   EXPECT_EQ(bundle.TpDegrees(), (std::vector<int>{1, 2, 4, 8}));
   for (int tp : bundle.TpDegrees()) {
-    EXPECT_NO_THROW(
-        StepCostModel(Card("qwen3.8-27b"), bundle, tp, AllReduceModel{tp, 450e9, 1e-6}, 0));
+    EXPECT_NO_THROW(StepCostModel(Card("qwen3.8-27b"), bundle, tp,
+                                  CollectiveModel(h200, tp, Dtype::kBfloat16), 0));
   }
   // meta.yaml names each kernel's origin.
   const std::string meta = ReadText(dir / "meta.yaml");
@@ -96,8 +96,8 @@ TEST(KernelDbBundle, BuildsADenseModelOnA100FromItsGemmTable) {
   }
   ASSERT_GT(measured, 0);
   EXPECT_NEAR(bundle.ForTp(1).dense.at("o_proj").Lookup({64}), measured, 1e-3);
-  EXPECT_NO_THROW(
-      StepCostModel(Card("llama-3.1-8b"), bundle, 2, AllReduceModel{2, 300e9, 1e-6}, 0));
+  EXPECT_NO_THROW(StepCostModel(Card("llama-3.1-8b"), bundle, 2,
+                                CollectiveModel(a100, 2, Dtype::kBfloat16), 0));
   // The table's one-sequence decode at TP 8 (4 query heads, 1 KV head) after 7 cached
   // tokens is a glitch, 44.6 us against 12.2 us after 15: fewer keys cannot cost more, so
   // the bundle takes the smaller value.

@@ -519,5 +519,34 @@ TEST(ClusterConfig, ABundleNameTooLongForTheFileSystemIsALocatedError) {
   EXPECT_LT(std::string(e.what()).size(), 400u) << e.what();
 }
 
+TEST(ClusterConfig, AGroupMayNameTheModelItServes) {
+  const ClusterConfig c = Load(
+      "instance_groups:\n"
+      "  - {name: a, model: llama-3.1-8b, hardware: H100-SXM, served_model_name: chat}\n"
+      "  - {name: b, model: llama-3.1-8b, hardware: H100-SXM}\n");
+  EXPECT_EQ(c.groups[0].served_model_name, "chat");
+  EXPECT_EQ(c.groups[0].LineOf("served_model_name"), 2);
+  EXPECT_EQ(c.groups[1].served_model_name, "");  // the model card's name, once built
+}
+
+TEST(ClusterConfigErrors, ServedModelNames) {
+  const std::string group =
+      "instance_groups:\n  - {name: a, model: llama-3.1-8b, hardware: H100-SXM, ";
+  LoadError(group + "served_model_name: ''}\n", 2, "instance_groups[0].served_model_name");
+  // 26 bytes: "model:" and the name no longer fit a /summary row's 32.
+  const InputError e = LoadError(group + "served_model_name: " + std::string(26, 'n') + "}\n", 2,
+                                 "instance_groups[0].served_model_name");
+  EXPECT_TRUE(Mentions(e, "longer than 25 bytes")) << e.what();
+  LoadError(group + "served_model_name: " + std::string(25, 'n') + ", tp: 0}\n", 2,
+            "instance_groups[0].tp");  // 25 bytes pass; the next error is the TP's
+}
+
+TEST(RoutingPolicy, OnlyRoundRobinAndRandomReadNoLoad) {
+  for (const std::string& name : RoutingPolicyNames()) {
+    const RoutingPolicy policy = *ParseRoutingPolicy(name);
+    EXPECT_EQ(UsesLoad(policy), name != "round_robin" && name != "random") << name;
+  }
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -81,6 +81,8 @@ void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
     EXPECT_EQ(slow.steps[i].start, fast.steps[i].start);
     EXPECT_EQ(slow.steps[i].duration, fast.steps[i].duration);
     EXPECT_EQ(slow.steps[i].decodes, fast.steps[i].decodes);
+    EXPECT_DOUBLE_EQ(slow.steps[i].decode_context_mean, fast.steps[i].decode_context_mean);
+    EXPECT_EQ(slow.steps[i].decode_context_max, fast.steps[i].decode_context_max);
     EXPECT_EQ(slow.steps[i].prefill_tokens, fast.steps[i].prefill_tokens);
     EXPECT_EQ(slow.steps[i].running, fast.steps[i].running);
     EXPECT_DOUBLE_EQ(slow.steps[i].kv_usage, fast.steps[i].kv_usage);

@@ -1,19 +1,55 @@
 #!/usr/bin/env bash
 # The fleet's request-level results do not depend on how the run is spread: /requests and
-# /instances (and /summary, /timeseries) of the 64-instance heterogeneous default fleet are
-# identical without mpirun and at (ranks, threads) = (1,1), (2,1), (2,2), (3,1), (4,2).
+# /instances (and /summary, /timeseries) are identical without mpirun and at (ranks,
+# threads) = (1,1), (2,1), (2,2), (3,1), (4,2). Two fleets:
+#   default      the 64-instance heterogeneous default fleet, generated chat sessions;
+#   multi_model  cluster_configs/multi_model_fleet.yaml (Llama-3.1-70B on 4 instances,
+#                Llama-3.1-8B on 16), a trace whose ids say the model each request asks
+#                for: a<i> llama-3.1-8b, b<i> llama-3.1-70b, n<i> none, x<i> qwen3-32b
+#                (which no group serves). Each must land on its model's groups (none: any;
+#                qwen3-32b: rejected, no_model) before the layouts are compared.
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
+#                  [default|multi_model]
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"
-fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5
+fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5 fleet=${6:-default}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+case $fleet in
+  default)
+    cluster=$source/cluster_configs/default_fleet.yaml
+    workload=$source/tests/fleet/determinism_traffic.yaml
+    expected_rows=1500 expected_instances=64
+    ;;
+  multi_model)
+    cluster=$source/cluster_configs/multi_model_fleet.yaml
+    workload=$work/multi_model.jsonl
+    expected_rows=1500 expected_instances=20
+    # 100 requests/s for 15 s; of every 20: 12 for the 8B, 4 for the 70B, 3 naming no model,
+    # 1 for a model no group serves. 40 conversations share prefixes (prefix_affinity keys).
+    awk 'BEGIN {
+      for (i = 0; i < 1500; i++) {
+        k = (i * 7) % 20
+        if (k < 12) { kind = "a"; model = ", \"model\": \"llama-3.1-8b\"" }
+        else if (k < 16) { kind = "b"; model = ", \"model\": \"llama-3.1-70b\"" }
+        else if (k < 19) { kind = "n"; model = "" }
+        else { kind = "x"; model = ", \"model\": \"qwen3-32b\"" }
+        s = i % 40
+        printf "{\"id\": \"%s%d\", \"arrival_s\": %.2f, \"input_tokens\": %d, \"output_tokens\": %d, \"block_hashes\": [%d, %d], \"hash_block_size\": 16%s}\n",
+          kind, i, i * 0.01, 200 + (i * 37) % 1800, 20 + (i * 53) % 400, s + 1, 1000 + s * 3 + int(i / 40) % 3, model
+      }
+    }' > "$workload"
+    ;;
+  *)
+    echo "unknown fleet '$fleet' (default, multi_model)"
+    exit 2
+    ;;
+esac
 sed -e "s/^  policy: .*/  policy: $policy/" -e "s/^  capacity_weighted: .*/  capacity_weighted: $weighted/" \
-  "$source/cluster_configs/default_fleet.yaml" > "$work/fleet.yaml"
+  "$cluster" > "$work/fleet.yaml"
 grep -q "^  policy: $policy$" "$work/fleet.yaml"
 grep -q "^  capacity_weighted: $weighted$" "$work/fleet.yaml"
-workload=$source/tests/fleet/determinism_traffic.yaml
 
 run() {  # name, then the launcher words (if any) before fleetsim
   local name=$1
@@ -26,11 +62,33 @@ run() {  # name, then the launcher words (if any) before fleetsim
 extra=""
 run single
 rows=$(($(wc -l < "$work/single.requests.csv") - 1))
-[[ $rows -eq 1500 ]] || { echo "expected 1500 request rows, got $rows"; exit 1; }
+[[ $rows -eq $expected_rows ]] || { echo "expected $expected_rows request rows, got $rows"; exit 1; }
 instances=$(($(wc -l < "$work/single.instances.csv") - 1))
-[[ $instances -eq 64 ]] || { echo "expected 64 instance rows, got $instances"; exit 1; }
-used=$(tail -n +2 "$work/single.requests.csv" | cut -d, -f3 | sort -u | wc -l)
-echo "$policy (capacity_weighted: $weighted): 1500 requests on $used instances"
+[[ $instances -eq $expected_instances ]] ||
+  { echo "expected $expected_instances instance rows, got $instances"; exit 1; }
+used=$(tail -n +2 "$work/single.requests.csv" | cut -d, -f3 | grep -vx -- -1 | sort -u | wc -l)
+echo "$fleet fleet, $policy (capacity_weighted: $weighted): $rows requests on $used instances"
+
+if [[ $fleet == multi_model ]]; then
+  # /requests: id,name,instance,...,state,reason; instances 0-3 serve the 70B, 4-19 the 8B.
+  misrouted=$(awk -F, 'NR > 1 {
+      kind = substr($2, 1, 1); instance = $3; state = $(NF - 1); reason = $NF
+      if (kind == "a" && (instance < 4 || instance > 19)) print
+      if (kind == "b" && (instance < 0 || instance > 3)) print
+      if (kind == "n" && instance < 0) print
+      if (kind == "x" && (instance != -1 || state != "rejected" || reason != "no_model")) print
+    }' "$work/single.requests.csv" | head -3)
+  if [[ -n $misrouted ]]; then
+    echo "requests on the wrong groups:"
+    echo "$misrouted"
+    exit 1
+  fi
+  unserved=$(grep -c ',x[0-9]*,' "$work/single.requests.csv" || true)
+  for row in llama70b-h100 llama8b-h100 llama8b-a100 model:llama-3.1-70b model:llama-3.1-8b fleet; do
+    grep -q "^$row," "$work/single.summary.csv" || { echo "/summary has no row '$row'"; exit 1; }
+  done
+  echo "  every request on its model's groups; $unserved for qwen3-32b rejected (no_model)"
+fi
 
 for spec in 1:1 2:1 2:2 3:1 4:2; do
   ranks=${spec%%:*} threads=${spec##*:}

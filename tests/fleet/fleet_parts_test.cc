@@ -6,9 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "fleet/fleet_metrics.h"
-#include "fleet/fleet_run.h"
+#include "fleet/fleet_setup.h"
 #include "fleet/routed_request.h"
 #include "fleet/timeseries.h"
+#include "fleet/workload_reader.h"
 
 namespace fleetsim {
 namespace {
@@ -29,6 +30,7 @@ TEST(RoutedRequest, SurvivesTheWire) {
     r.request.hash_block_size = i == 1 ? 512 : 0;
     r.request.hashes_cover_partial_block = i == 1;
     if (i == 1) r.request.block_hashes = {1, 2, UINT64_MAX};
+    if (i == 2) r.request.model = "llama-3.1-70b";
     AppendRoutedRequest(r, buffer);
   }
   const std::vector<RoutedRequest> got = ParseRoutedRequests(buffer);
@@ -46,6 +48,7 @@ TEST(RoutedRequest, SurvivesTheWire) {
     EXPECT_EQ(got[i].request.hashes_cover_partial_block,
               sent[i].request.hashes_cover_partial_block);
     EXPECT_EQ(got[i].request.block_hashes, sent[i].request.block_hashes);
+    EXPECT_EQ(got[i].request.model, sent[i].request.model);
   }
   buffer.pop_back();
   EXPECT_THROW(ParseRoutedRequests(buffer), std::runtime_error);
@@ -83,7 +86,7 @@ TEST(Timeseries, SamplesEachIntervalStartAndSumsTokensByInterval) {
   for (const TokenTally& t : tally)
     series.AddTokens(t.bucket, 1, t.prompt_tokens, t.generated_tokens);
   const std::vector<output::TimeseriesRow> rows = series.Reduce({"a", "b"}, MPI_COMM_SELF);
-  ASSERT_EQ(rows.size(), 6u);  // 2 groups x intervals 2, 3, 4
+  ASSERT_EQ(rows.size(), 9u);  // 2 groups, then the fleet, x intervals 2, 3, 4
   EXPECT_STREQ(rows[0].group, "a");
   EXPECT_DOUBLE_EQ(rows[0].time_s, 2.0);
   EXPECT_EQ(rows[0].running, 4);
@@ -94,6 +97,14 @@ TEST(Timeseries, SamplesEachIntervalStartAndSumsTokensByInterval) {
   EXPECT_DOUBLE_EQ(rows[4].prompt_tokens_per_s, 150);
   EXPECT_DOUBLE_EQ(rows[4].generation_tokens_per_s, 12);
   EXPECT_DOUBLE_EQ(rows[5].generation_tokens_per_s, 1);
+  // The fleet: both groups summed, KV usage as all used blocks over all usable ones.
+  EXPECT_STREQ(rows[6].group, "fleet");
+  EXPECT_DOUBLE_EQ(rows[6].time_s, 2.0);
+  EXPECT_EQ(rows[6].running, 3 + 1 + 2);
+  EXPECT_EQ(rows[6].waiting, 1 + 0 + 2);
+  EXPECT_DOUBLE_EQ(rows[6].kv_usage, (10.0 + 30 + 5) / (100 + 100 + 50));
+  EXPECT_DOUBLE_EQ(rows[7].prompt_tokens_per_s, 150);
+  EXPECT_DOUBLE_EQ(rows[7].generation_tokens_per_s, 12);
 }
 
 TEST(Summary, CountsEveryStateAndGoodputWithinBothSlos) {

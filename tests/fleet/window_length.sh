@@ -5,7 +5,7 @@
 # steps (not a divisor of the 1 s time-series interval) must give identical /requests, /instances, /summary and /timeseries -- which checks
 # that an instance's results do not depend on where a run stops and resumes it, and that
 # the time series pauses at the same points inside a long window. A 3.3 s staleness gives
-# windows capped at 1 s (fleet_run.cc, kMaxWindow) inside its epochs.
+# windows capped at 1 s (window_clock.h, kMaxWindow) inside its epochs.
 #   window_length.sh <fleetsim> <mpiexec> <source dir> <policy>
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -41,10 +42,17 @@ std::string CatalogYaml(const std::string& omit = "",
       {"node",
        "node:\n"
        "  gpus_per_node: {value: 8, source: s}\n"
-       "  intra_node: {kind: nvlink4, topology: switch, bandwidth_bytes_per_s: {value: 1e11, "
-       "source: s}, latency_s: {value: 1e-6, source: s}}\n"
-       "  inter_node: {kind: ib, bandwidth_bytes_per_s: {value: 1e10, source: s}, latency_s: "
-       "{value: 1e-6, source: s}}\n"},
+       "  intra_node:\n"
+       "    kind: nvlink4\n"
+       "    topology: switch\n"
+       "    links: {kind: nvlink, generation: 4, count: 18, source: s}\n"
+       "    nvls: {value: true, source: s}\n"
+       "    pcie: {generation: 5, lanes: 16, source: s}\n"
+       "    p2p: {value: true, source: s}\n"
+       "    cpu: {vendor: intel, model: sapphire-rapids, sockets: 2, gpus_per_pcie_switch: 2, "
+       "source: s}\n"
+       "  inter_node: {kind: ib, bandwidth_bytes_per_s: {value: 1e10, source: s}}\n"},
+      {"compute_capability", "compute_capability: {value: \"9.0\", source: s}\n"},
       {"attention_backend",
        "attention_backend:\n"
        "  platform: {kind: cuda, arch: \"9.0\", reported_processors: 100, source: s}\n"
@@ -138,16 +146,40 @@ std::vector<std::string> ContractViolations(const HardwareSpec& spec) {
   // Tensor parallelism stays inside a node: TP sizes run up to gpus_per_node.
   figure("node.gpus_per_node", spec.gpus_per_node, 1, 1024);
   whole("node.gpus_per_node", spec.gpus_per_node);
-  for (const auto& [key, link] :
-       {std::pair<std::string, const LinkSpec*>{"node.intra_node", &spec.intra_node},
-        std::pair<std::string, const LinkSpec*>{"node.inter_node", &spec.inter_node}}) {
-    check(!link->kind.empty(), key + ".kind: empty");
-    figure(key + ".bandwidth_bytes_per_s", link->bandwidth_bytes_per_s, 1e8, 1e13);
-    figure(key + ".latency_s", link->latency_s, 1e-8, 1e-3);
-  }
-  const std::string& topology = spec.intra_node.topology;
+  const IntraNodeSpec& intra = spec.intra_node;
+  check(!intra.kind.empty(), "node.intra_node.kind: empty");
+  const std::string& topology = intra.topology;
   check(topology == "switch" || topology == "mesh" || topology == "pcie",
         "node.intra_node.topology: '" + topology + "'");
+  // GPU links exactly where the topology has them; NVLink SHARP only on an NVSwitch; a
+  // GPU link count a node can have; PCIe of a real generation and width.
+  check(intra.links.has_value() == (topology != "pcie"), "node.intra_node.links: vs topology");
+  if (intra.links) {
+    check(intra.links->count >= 1 && intra.links->count <= 64, "node.intra_node.links.count");
+    check(!intra.links->source.empty(), "node.intra_node.links: no source");
+    check(intra.links->kind == (spec.vendor == "amd" ? "xgmi" : "nvlink"),
+          "node.intra_node.links.kind: '" + intra.links->kind + "'");
+  }
+  check(!intra.nvls || topology == "switch", "node.intra_node.nvls: without an NVSwitch");
+  check(!intra.nvls || intra.nvls_source.size() > 0, "node.intra_node.nvls: no source");
+  check(intra.pcie.generation >= 3 && intra.pcie.generation <= 6 &&
+            (intra.pcie.lanes == 8 || intra.pcie.lanes == 16),
+        "node.intra_node.pcie: generation or lanes");
+  check(!intra.pcie.source.empty(), "node.intra_node.pcie: no source");
+  check(!intra.p2p_source.empty(), "node.intra_node.p2p: no source");
+  check(!intra.cpu.source.empty(), "node.intra_node.cpu: no source");
+  check(static_cast<int>(spec.gpus_per_node.value) % intra.cpu.sockets == 0,
+        "node.intra_node.cpu.sockets: does not divide the GPUs");
+  check(!spec.inter_node.kind.empty(), "node.inter_node.kind: empty");
+  figure("node.inter_node.bandwidth_bytes_per_s", spec.inter_node.bandwidth_bytes_per_s, 1e8, 1e13);
+  // NCCL's tables and vLLM's rules are keyed by the CUDA capability.
+  if (spec.vendor == "nvidia") {
+    check(spec.compute_capability >= 70 && spec.compute_capability <= 130 &&
+              !spec.compute_capability_source.empty(),
+          "compute_capability: missing or implausible");
+  } else {
+    check(spec.compute_capability == 0, "compute_capability: on an AMD GPU");
+  }
 
   // The attention catalog (model/attention_backend.h): vLLM's order names backends the
   // entry describes, each aligns hybrid blocks to 16 -- FlashAttention, FlashInfer, Triton
@@ -214,7 +246,10 @@ TEST(Hardware, TheCatalogContractCatchesBrokenFigures) {
        }},
       {"compute_units", [](HardwareSpec& s) { s.compute_units.value = 131.5; }},
       {"gpus_per_node", [](HardwareSpec& s) { s.gpus_per_node.value = 0.5; }},
-      {"intra latency", [](HardwareSpec& s) { s.intra_node.latency_s.value = 0.6; }},
+      {"intra links", [](HardwareSpec& s) { s.intra_node.links.reset(); }},
+      {"nvls on pcie", [](HardwareSpec& s) { s.intra_node.topology = "pcie"; }},
+      {"pcie lanes", [](HardwareSpec& s) { s.intra_node.pcie.lanes = 12; }},
+      {"compute capability", [](HardwareSpec& s) { s.compute_capability = 0; }},
       {"inter bandwidth",
        [](HardwareSpec& s) {
          s.inter_node.bandwidth_bytes_per_s.value = std::numeric_limits<double>::infinity();
@@ -335,9 +370,10 @@ TEST(Hardware, OnlyTheNvidiaGddrCardsCarryAMeasuredStreamingEfficiency) {
 // A user's hardware file with a NaN or infinite figure is refused like a negative one:
 // such a figure would poison every step cost silently.
 TEST(Hardware, ANonFiniteFigureIsRefusedWithItsKey) {
-  for (const auto& [from, to] : {std::pair{"memory_bandwidth_bytes_per_s: {value: 1e12",
-                                           "memory_bandwidth_bytes_per_s: {value: .nan"},
-                                 std::pair{"latency_s: {value: 1e-6", "latency_s: {value: .inf"}}) {
+  for (const auto& [from, to] :
+       {std::pair{"memory_bandwidth_bytes_per_s: {value: 1e12",
+                  "memory_bandwidth_bytes_per_s: {value: .nan"},
+        std::pair{"bandwidth_bytes_per_s: {value: 1e10", "bandwidth_bytes_per_s: {value: .inf"}}) {
     std::string yaml = CatalogYaml();
     const std::size_t at = yaml.find(from);
     ASSERT_NE(at, std::string::npos) << from;
@@ -455,6 +491,77 @@ TEST(Hardware, KnownHeadlineFigures) {
   EXPECT_DOUBLE_EQ(h100.memory_bandwidth_bytes_per_s.value, 3.35e12);
   EXPECT_FALSE(LoadHardware(HardwareCatalogDir(), "A100-SXM-80GB").peak_flops.contains("fp8"));
   EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").compute_unit_kind, "CU");
+}
+
+// The node as NCCL and vLLM see it: each broken field refused at its line.
+TEST(Hardware, NodeLayoutIsRefusedFieldByField) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases{
+      {"    links: {kind: nvlink, generation: 4, count: 18, source: s}\n", "",
+       "node.intra_node.links"},
+      {"kind: nvlink, generation: 4", "kind: infinity, generation: 4",
+       "node.intra_node.links.kind"},
+      {"count: 18", "count: 0", "node.intra_node.links.count"},
+      {"kind: nvlink, generation: 4, count: 18,",
+       "kind: nvlink, generation: 4, count: 18, bandwidth_bytes_per_s: {value: 25e9, source: s},",
+       "node.intra_node.links.bandwidth_bytes_per_s"},
+      {"kind: nvlink, generation: 4", "kind: xgmi, generation: 4",
+       "node.intra_node.links.bandwidth_bytes_per_s"},
+      {"topology: switch", "topology: mesh", "node.intra_node.nvls.value"},
+      {"lanes: 16", "lanes: 0", "node.intra_node.pcie.lanes"},
+      {"    p2p: {value: true, source: s}\n", "", "node.intra_node.p2p"},
+      {"vendor: intel", "vendor: arm", "node.intra_node.cpu.vendor"},
+      {"gpus_per_pcie_switch: 2", "gpus_per_pcie_switch: 3",
+       "node.intra_node.cpu.gpus_per_pcie_switch"},
+      {"  inter_node: {kind: ib, bandwidth_bytes_per_s: {value: 1e10, source: s}}",
+       "  inter_node: {kind: ib, bandwidth_bytes_per_s: {value: 1e10, source: s}, latency_s: "
+       "{value: 1e-6, source: s}}",
+       "node.inter_node.latency_s"},
+      {"value: \"9.0\"", "value: \"9\"", "compute_capability.value"},
+      {"compute_capability: {value: \"9.0\", source: s}\n", "", "compute_capability"},
+  };
+  for (const auto& [from, to, field] : cases) {
+    SCOPED_TRACE(from);
+    std::string yaml = CatalogYaml();
+    const std::size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos);
+    yaml.replace(at, from.size(), to);
+    const InputError e =
+        CatchInputError([&] { LoadHardwareFile(TempFile("X.yaml", yaml).path()); });
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
+  // A PCIe card names no GPU links; an AMD card no CUDA capability.
+  std::string pcie = CatalogYaml();
+  pcie.replace(pcie.find("topology: switch"), 16, "topology: pcie");
+  const InputError e = CatchInputError([&] { LoadHardwareFile(TempFile("X.yaml", pcie).path()); });
+  EXPECT_EQ(e.field(), "node.intra_node.links");
+  std::string amd = CatalogYaml();
+  amd.replace(amd.find("vendor: nvidia"), 14, "vendor: amd");
+  const InputError a = CatchInputError([&] { LoadHardwareFile(TempFile("X.yaml", amd).path()); });
+  EXPECT_EQ(a.field(), "compute_capability");
+}
+
+TEST(Hardware, NodeFactsNcclAndVllmDependOn) {
+  const HardwareSpec h100 = LoadHardware(HardwareCatalogDir(), "H100-SXM");
+  EXPECT_EQ(h100.compute_capability, 90);
+  EXPECT_EQ(h100.intra_node.links->count, 18);
+  EXPECT_TRUE(h100.intra_node.nvls);
+  EXPECT_TRUE(h100.intra_node.p2p);
+  const HardwareSpec a100 = LoadHardware(HardwareCatalogDir(), "A100-SXM-80GB");
+  EXPECT_EQ(a100.compute_capability, 80);
+  EXPECT_EQ(a100.intra_node.links->count, 12);
+  EXPECT_FALSE(a100.intra_node.nvls);
+  // GeForce: no peer-to-peer; the PRO 6000 server: P2P, two GPUs per PCIe switch, two
+  // sockets.
+  const HardwareSpec rtx = LoadHardware(HardwareCatalogDir(), "RTX-4090");
+  EXPECT_FALSE(rtx.intra_node.p2p);
+  EXPECT_FALSE(rtx.intra_node.links);
+  EXPECT_EQ(rtx.intra_node.pcie.generation, 4);
+  const HardwareSpec pro = LoadHardware(HardwareCatalogDir(), "RTX-PRO-6000");
+  EXPECT_TRUE(pro.intra_node.p2p);
+  EXPECT_EQ(pro.intra_node.cpu.sockets, 2);
+  EXPECT_EQ(pro.intra_node.cpu.gpus_per_pcie_switch, 2);
+  EXPECT_EQ(pro.compute_capability, 120);
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").intra_node.links->kind, "xgmi");
 }
 
 TEST(Hardware, UnknownNameListsTheCatalog) {

@@ -24,6 +24,7 @@ struct StoredMember {
   H5T_class_t type_class;
   std::size_t size;
   H5T_str_t string_pad;  // strings only
+  H5T_cset_t cset;       // strings only
 };
 
 class ReadBack {
@@ -47,6 +48,13 @@ class ReadBack {
   // A string attribute with all of its stored bytes (size included).
   std::string StringAttribute(const std::string& object, const std::string& name) const;
   int64_t Int64Attribute(const std::string& object, const std::string& name) const;
+  // A 1-D attribute of variable-length strings (a table's `units`).
+  std::vector<std::string> StringListAttribute(const std::string& object,
+                                               const std::string& name) const;
+  // The dataset's filters (H5Z ids, in pipeline order) and its chunk length in rows (0
+  // when not chunked).
+  std::vector<int> Filters(const std::string& dataset) const;
+  int64_t ChunkRows(const std::string& dataset) const;
   double Float64Attribute(const std::string& object, const std::string& name) const;
 
  private:

@@ -23,8 +23,8 @@ struct Row {
 
 TEST(TableSchema, ListsColumnsInTheOrderGiven) {
   TableSchema schema(sizeof(Row));
-  schema.Int32("count", offsetof(Row, count))
-      .Float64("value", offsetof(Row, value))
+  schema.Int32("count", offsetof(Row, count), "requests")
+      .Float64("value", offsetof(Row, value), "s")
       .String("name", offsetof(Row, name), sizeof(Row::name));
   ASSERT_EQ(schema.columns().size(), 3u);
   EXPECT_EQ(schema.columns()[0].name, "count");
@@ -36,20 +36,20 @@ TEST(TableSchema, ListsColumnsInTheOrderGiven) {
 
 TEST(TableSchema, RefusesColumnsThatCannotBeRight) {
   TableSchema schema(sizeof(Row));
-  schema.Int32("count", offsetof(Row, count));
-  EXPECT_THROW(schema.Int64("count", offsetof(Row, value)), std::invalid_argument);  // twice
-  EXPECT_THROW(schema.Int64("", offsetof(Row, value)), std::invalid_argument);
+  schema.Int32("count", offsetof(Row, count), "requests");
+  EXPECT_THROW(schema.Int64("count", offsetof(Row, value), "s"), std::invalid_argument);  // twice
+  EXPECT_THROW(schema.Int64("", offsetof(Row, value), "s"), std::invalid_argument);
   EXPECT_THROW(schema.String("name", offsetof(Row, name), 0), std::invalid_argument);
   EXPECT_THROW(schema.String("name", offsetof(Row, name), sizeof(Row)), std::invalid_argument);
-  EXPECT_THROW(schema.Float64("late", sizeof(Row) - 4), std::invalid_argument);
+  EXPECT_THROW(schema.Float64("late", sizeof(Row) - 4, "s"), std::invalid_argument);
   EXPECT_THROW(TableSchema(0), std::invalid_argument);
   EXPECT_EQ(schema.columns().size(), 1u);
 }
 
 TEST(PackedRows, DropPaddingAndWhateverFollowsAStringsNul) {
   TableSchema schema(sizeof(Row));
-  schema.Int32("count", offsetof(Row, count))
-      .Float64("value", offsetof(Row, value))
+  schema.Int32("count", offsetof(Row, count), "requests")
+      .Float64("value", offsetof(Row, value), "s")
       .String("name", offsetof(Row, name), sizeof(Row::name));
   Row rows[2];
   std::memset(rows, 0xCD, sizeof(rows));

@@ -15,6 +15,19 @@ TEST(BatchShape, AnEmptyBatchHasZeroCoordinates) {
   EXPECT_EQ(batch.prefill_key(), 0.0);
   EXPECT_EQ(batch.mean_decode_context(), 0.0);
   EXPECT_EQ(batch.gdn_scan_chunks(), 0);
+  EXPECT_EQ(batch.min_decode_context(), 0);
+  EXPECT_EQ(batch.max_decode_context(), 0);
+}
+
+TEST(BatchShape, UniformDecodesHaveNoSpread) {
+  BatchShape batch;
+  batch.AddUniformDecodes(64, 1024);
+  EXPECT_EQ(batch.num_decodes(), 64);
+  EXPECT_DOUBLE_EQ(batch.mean_decode_context(), 1024);
+  EXPECT_EQ(batch.min_decode_context(), 1024);
+  EXPECT_EQ(batch.max_decode_context(), 1024);
+  batch.AddUniformDecodes(0, 99);  // nothing
+  EXPECT_EQ(batch.min_decode_context(), 1024);
 }
 
 TEST(BatchShape, PrefillKeyIsTheTokenWeightedMeanPosition) {
@@ -36,9 +49,11 @@ TEST(BatchShape, DecodesCountOneTokenEachAtTheirMeanContext) {
   batch.AddDecode(3000);
   EXPECT_EQ(batch.num_decodes(), 2);
   EXPECT_DOUBLE_EQ(batch.mean_decode_context(), 2000.0);
-  batch.AddDecodes(2, 1000);  // two more, contexts summing to 1,000: 5,000 / 4
+  batch.AddDecodes(2, 1000, 400, 600);  // two more, contexts summing to 1,000: 5,000 / 4
   EXPECT_EQ(batch.num_decodes(), 4);
   EXPECT_DOUBLE_EQ(batch.mean_decode_context(), 1250.0);
+  EXPECT_EQ(batch.min_decode_context(), 400);
+  EXPECT_EQ(batch.max_decode_context(), 3000);
   batch.AddPrefill(10, 5, true);
   EXPECT_EQ(batch.total_tokens(), 14);
   EXPECT_EQ(batch.sampled_sequences(), 5);
@@ -50,8 +65,10 @@ TEST(BatchShape, AddDecodesIsTheSameShapeAsAddingEach) {
   BatchShape each, bulk;
   for (const int64_t context : {7, 700, 7000})
     each.AddDecode(context);
-  bulk.AddDecodes(3, 7 + 700 + 7000);
+  bulk.AddDecodes(3, 7 + 700 + 7000, 7, 7000);
   EXPECT_EQ(each.num_decodes(), bulk.num_decodes());
+  EXPECT_EQ(each.min_decode_context(), bulk.min_decode_context());
+  EXPECT_EQ(each.max_decode_context(), bulk.max_decode_context());
   EXPECT_EQ(each.total_tokens(), bulk.total_tokens());
   EXPECT_EQ(each.sampled_sequences(), bulk.sampled_sequences());
   EXPECT_DOUBLE_EQ(each.mean_decode_context(), bulk.mean_decode_context());

@@ -119,9 +119,9 @@ TEST(DecodeKernels, RocmPagedAttentionPartitionsEveryHead) {
 TEST(DecodeKernels, MoreThanOneQueryTokenIsAPrefillCall) {
   // Speculative decoding: ROCm's dispatch sends query_len > 1 to the prefix-prefill kernel.
   const KernelRoofline r = Rdna("triton_paged_attention_2d");
-  EXPECT_DOUBLE_EQ(r.AttentionDecodeUs(1, 4096, 12, 2, 256, 3),
+  EXPECT_DOUBLE_EQ(r.AttentionDecodeUs(1, 4096, 12, 2, 256, /*kv_longest=*/0, /*query_len=*/3),
                    r.AttentionPrefillUs(1, 3, 4093, 12, 2, 256));
-  EXPECT_DOUBLE_EQ(r.AttentionDecodeUs(1, 4096, 12, 2, 256, 1),
+  EXPECT_DOUBLE_EQ(r.AttentionDecodeUs(1, 4096, 12, 2, 256, /*kv_longest=*/0, /*query_len=*/1),
                    r.DecodeLaunch(1, 4096, 12, 2, 256).Us());
 }
 

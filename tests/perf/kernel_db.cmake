@@ -6,3 +6,10 @@ fleetsim_test(kernel_db_test
   # The fit against the measured tables, run in full: seconds each.
   SLOW [[KernelDb\.(FittedModelIsWithinTwentyPercentOnEachGpu|CalibrationIsDeterministic)]]
        [[KernelDb\.ShippedDefaultsAreTheCalibratedConstants]])
+
+# The collective model against the measured nccl-tests and vLLM all-reduce tables: the
+# fit on H200 and the held-out H100 and A100 (docs/COLLECTIVES.md).
+fleetsim_test(collective_tables_test
+  SOURCES perf/kernel_db/collective_error_test.cc
+  LIBS fleetsim_kernel_db
+  SLOW [[CollectiveTables\..*]])

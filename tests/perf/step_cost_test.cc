@@ -7,6 +7,7 @@
 
 #include "core/input_error.h"
 #include "core/project_paths.h"
+#include "model/hardware.h"
 #include "model/model_catalog.h"
 #include "perf/bundle.h"
 #include "perf/synthetic_bundle.h"
@@ -23,8 +24,11 @@ const ModelCard& Qwen27B() {
   return card;
 }
 
-AllReduceModel NvLink(int ranks) {
-  return AllReduceModel{ranks, 450e9, 0.6e-6};
+// The TP group's collectives on an H100 node (one rank: none).
+CollectiveModel NvLink(int ranks) {
+  if (ranks <= 1) return CollectiveModel();
+  static const HardwareSpec h100 = LoadHardware(HardwareCatalogDir(), "H100-SXM");
+  return CollectiveModel(h100, ranks, Dtype::kBfloat16);
 }
 
 TEST(StepCost, Qwen27BAtTp2Carries129AllReducesOfTheHiddenState) {
@@ -37,11 +41,17 @@ TEST(StepCost, Qwen27BAtTp2Carries129AllReducesOfTheHiddenState) {
   const StepCost tp2 = StepCostModel(Qwen27B(), bundle, 2, NvLink(2), 0).Cost(batch);
   EXPECT_EQ(tp2.allreduces, 129);  // 2 x 64 layers + the embedding
   EXPECT_EQ(tp2.allreduce_bytes, 1569LL * 5120 * 2);
-  EXPECT_EQ(tp2.allreduce_ns, std::llround(129 * NvLink(2).Nanoseconds(1569LL * 5120 * 2)));
-  EXPECT_EQ(tp2.total_ns, tp2.compute_ns + tp2.allreduce_ns);
+  EXPECT_EQ(tp2.allreduce_ns, std::llround(129 * NvLink(2).AllReduceUs(1569LL * 5120 * 2) * 1000));
+  // One sampled sequence (the decode): its logits over the 248,320-token vocabulary
+  // (a multiple of 64), bf16, gathered from both ranks.
+  EXPECT_EQ(tp2.logits_gather_bytes, 248320LL * 2);
+  EXPECT_EQ(tp2.logits_gather_ns,
+            std::llround(NvLink(2).NcclUs(NcclCollective::kAllGather, 248320.0 * 2) * 1000));
+  EXPECT_EQ(tp2.total_ns, tp2.compute_ns + tp2.allreduce_ns + tp2.logits_gather_ns);
   const StepCost tp1 = StepCostModel(Qwen27B(), bundle, 1, NvLink(1), 0).Cost(batch);
   EXPECT_EQ(tp1.allreduces, 0);
   EXPECT_EQ(tp1.allreduce_ns, 0);
+  EXPECT_EQ(tp1.logits_gather_ns, 0);
 }
 
 TEST(StepCost, AMeasuredAllReduceTableReplacesTheRingModel) {
@@ -55,12 +65,6 @@ TEST(StepCost, AMeasuredAllReduceTableReplacesTheRingModel) {
   const StepCost cost = StepCostModel(Qwen27B(), bundle, 2, NvLink(2), 0).Cost(batch);
   const double bytes = 1000.0 * 5120 * 2;
   EXPECT_EQ(cost.allreduce_ns, std::llround(129 * (1 + bytes / 1e6) * 1000));
-}
-
-TEST(AllReduceModel, RingAlphaBeta) {
-  // 2 ranks: 2 steps of latency, each rank moves bytes/2 twice.
-  EXPECT_DOUBLE_EQ(NvLink(2).Nanoseconds(450'000), 2 * 0.6e-6 * 1e9 + 450'000 / 450e9 * 1e9);
-  EXPECT_DOUBLE_EQ(NvLink(1).Nanoseconds(1 << 20), 0);
 }
 
 // The whole hybrid step, by hand from the synthetic formulas.

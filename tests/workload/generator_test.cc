@@ -418,6 +418,25 @@ TEST(Generator, BadSpecsNameTheKeyAndTheLine) {
       {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
            "  shared_prefix: {tokens: 4294967296}\n",
        "generator.shared_prefix.tokens", 6},
+      // Request classes and models.
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  model: ''\n",
+       "generator.model", 6},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  classes: []\n",
+       "generator.classes", 6},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  classes:\n    - {weight: 2, model: a}\n    - {weight: 0, model: b}\n",
+       "generator.classes[1].weight", 8},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  classes:\n    - {weight: 2, modle: a}\n",
+       "generator.classes[0].modle", 7},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  classes:\n    - {model: \"" + std::string(65, 'm') + "\"}\n",
+       "generator.classes[0].model", 7},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n" + lengths +
+           "  classes:\n    - {model: a, output_tokens: {distribution: fixed, value: 0}}\n",
+       "generator.classes[0].output_tokens.value", 7},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body);
@@ -427,6 +446,73 @@ TEST(Generator, BadSpecsNameTheKeyAndTheLine) {
     EXPECT_EQ(e.field(), c.field) << e.what();
     EXPECT_EQ(e.line(), c.line) << e.what();
   }
+}
+
+TEST(Generator, AModelKeyLabelsEveryRequestAndChangesNothingElse) {
+  const std::string body = std::string("  num_requests: 200\n") + kChat;
+  const std::vector<WorkloadRequest> plain = Generate(body);
+  // `model:` goes after the sessions mapping, at line 11 of the spec.
+  const std::vector<WorkloadRequest> labelled = Generate(body + "  model: llama-3.1-70b\n");
+  ASSERT_EQ(plain.size(), labelled.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    EXPECT_TRUE(Same(plain[i], labelled[i])) << i;
+    EXPECT_EQ(plain[i].model, "");
+    EXPECT_EQ(labelled[i].model, "llama-3.1-70b");
+    EXPECT_EQ(labelled[i].line, 11);
+  }
+}
+
+TEST(Generator, ClassesShareRequestsByWeightWithTheirOwnLengths) {
+  // 3:1 between two models, each with a fixed prompt of its own; no class of its own
+  // output, so both draw the spec's.
+  const std::vector<WorkloadRequest> rs = Generate(
+      "  num_requests: 4000\n  arrivals: {process: poisson, rate_per_s: 5}\n"
+      "  input_tokens: {distribution: fixed, value: 10}\n"
+      "  output_tokens: {distribution: uniform, min: 1, max: 9}\n"
+      "  classes:\n"
+      "    - {weight: 3, model: small, input_tokens: {distribution: fixed, value: 100}}\n"
+      "    - {weight: 1, model: large, input_tokens: {distribution: fixed, value: 700}}\n");
+  std::map<std::string, int> count;
+  for (const WorkloadRequest& r : rs) {
+    ++count[r.model];
+    EXPECT_EQ(r.input_tokens, r.model == "small" ? 100 : 700) << r.id;
+    EXPECT_EQ(r.line, r.model == "small" ? 7 : 8) << r.id;
+    EXPECT_GE(r.output_tokens, 1);
+    EXPECT_LE(r.output_tokens, 9);
+  }
+  ASSERT_EQ(count.size(), 2u);
+  // 3000 expected; the binomial's standard deviation is 27.
+  EXPECT_NEAR(count["small"], 3000, 150);
+  EXPECT_EQ(count["small"] + count["large"], 4000);
+}
+
+TEST(Generator, AClassWithoutAModelAsksForTheSpecsOrNone) {
+  const std::string spec = "  num_requests: 400\n  arrivals: {process: poisson, rate_per_s: 5}\n" +
+                           std::string(kLengths) +
+                           "  classes:\n    - {weight: 1, model: named}\n    - {weight: 1}\n";
+  std::set<std::string> models;
+  for (const WorkloadRequest& r : Generate(spec))
+    models.insert(r.model);
+  EXPECT_EQ(models, (std::set<std::string>{"", "named"}));
+  models.clear();
+  for (const WorkloadRequest& r : Generate(spec + "  model: fallback\n"))
+    models.insert(r.model);
+  EXPECT_EQ(models, (std::set<std::string>{"fallback", "named"}));
+}
+
+TEST(Generator, EveryTurnOfAConversationAsksForItsSessionsModel) {
+  const std::vector<WorkloadRequest> rs =
+      Generate(std::string("  num_requests: 600\n") + kChat +
+               "  classes:\n    - {weight: 1, model: a}\n    - {weight: 1, model: b}\n");
+  std::map<std::string, std::set<std::string>> models_of_session;
+  for (const WorkloadRequest& r : rs)
+    models_of_session[r.id.substr(0, r.id.find('-'))].insert(r.model);
+  std::set<std::string> seen;
+  for (const auto& [session, models] : models_of_session) {
+    EXPECT_EQ(models.size(), 1u) << session;
+    seen.insert(models.begin(), models.end());
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"a", "b"}));
 }
 
 }  // namespace

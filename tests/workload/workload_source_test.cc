@@ -204,5 +204,83 @@ TEST(WorkloadSource, IdsLongerThanTheNameColumnAreRefused) {
       << error;
 }
 
+TEST(WorkloadSource, ANativeLineMayNameItsModel) {
+  TempFile file("t.jsonl",
+                "{\"arrival_s\": 0, \"input_tokens\": 4, \"output_tokens\": 1, \"model\": "
+                "\"llama-3.1-70b\"}\n"
+                "{\"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 1}\n");
+  auto source = OpenWorkload(file.path(), "auto");
+  EXPECT_EQ(source->path(), file.path());
+  const auto a = source->Next();
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->model, "llama-3.1-70b");
+  EXPECT_EQ(a->line, 1);
+  const auto b = source->Next();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->model, "");  // any group may serve it
+  EXPECT_EQ(b->line, 2);
+}
+
+TEST(WorkloadSource, ABadModelNameIsALocatedError) {
+  const std::string row = "{\"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 1, ";
+  for (const std::string& model :
+       {std::string("\"\""), "\"" + std::string(65, 'x') + "\"", std::string("\"a\\u0001b\"")}) {
+    SCOPED_TRACE(model);
+    TempFile file("t.jsonl", row + "\"model\": \"ok\"}\n" + row + "\"model\": " + model + "}\n");
+    auto source = OpenWorkload(file.path(), "native");
+    ASSERT_TRUE(source->Next());
+    const InputError e = CatchInputError([&] { source->Next(); });
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "model");
+  }
+}
+
+// Two requests for "served", one for "other", one naming none.
+const char kModels[] =
+    "{\"arrival_s\": 0, \"input_tokens\": 4, \"output_tokens\": 1, \"model\": \"served\"}\n"
+    "{\"arrival_s\": 1, \"input_tokens\": 4, \"output_tokens\": 1, \"model\": \"other\"}\n"
+    "{\"arrival_s\": 2, \"input_tokens\": 4, \"output_tokens\": 1}\n"
+    "{\"arrival_s\": 3, \"input_tokens\": 4, \"output_tokens\": 1, \"model\": \"served\"}\n";
+
+std::vector<std::string> ModelsThrough(WorkloadWindow& window) {
+  std::vector<std::string> models;
+  while (auto r = window.Next())
+    models.push_back(r->model);
+  return models;
+}
+
+TEST(WorkloadWindow, ADefaultModelGoesToRequestsThatNameNone) {
+  TempFile file("t.jsonl", kModels);
+  WindowOptions options;
+  options.default_model = "served";
+  WorkloadWindow window(OpenWorkload(file.path(), "native"), options);
+  EXPECT_EQ(ModelsThrough(window),
+            (std::vector<std::string>{"served", "other", "served", "served"}));
+  options.default_model = std::string("bad\x01name");
+  const InputError e =
+      CatchInputError([&] { WorkloadWindow(OpenWorkload(file.path(), "native"), options); });
+  EXPECT_EQ(e.field(), "--model") << e.what();
+}
+
+TEST(WorkloadWindow, StrictModelsRefuseAnUnservedModelAtItsLineOrSkipIt) {
+  TempFile file("t.jsonl", kModels);
+  WindowOptions options;
+  options.known_models = std::vector<std::string>{"served"};
+  WorkloadWindow strict(OpenWorkload(file.path(), "native"), options);
+  ASSERT_TRUE(strict.Next());
+  const InputError e = CatchInputError([&] { strict.Next(); });
+  EXPECT_EQ(e.file(), file.path());
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.field(), "model");
+  EXPECT_TRUE(testing::Mentions(e, "no instance group serves 'other'")) << e.what();
+  EXPECT_TRUE(testing::Mentions(e, "(--strict-models; served: served)")) << e.what();
+
+  options.skip_bad_lines = true;
+  WorkloadWindow skipping(OpenWorkload(file.path(), "native"), options);
+  // The model-less request passes: any group may serve it.
+  EXPECT_EQ(ModelsThrough(skipping), (std::vector<std::string>{"served", "", "served"}));
+  EXPECT_EQ(skipping.skipped_lines(), 1);
+}
+
 }  // namespace
 }  // namespace fleetsim

@@ -22,6 +22,7 @@ Hdf5Handle MemberType(const Column& column, const std::string& file) {
       const std::string call = "string type of column " + column.name;
       CheckStatus(H5Tset_size(type.get(), column.string_length), file, call);
       CheckStatus(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), file, call);
+      CheckStatus(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, call);
       return type;
     }
   }

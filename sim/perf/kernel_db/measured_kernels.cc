@@ -6,6 +6,7 @@
 
 #include "core/csv_reader.h"
 #include "core/input_error.h"
+#include "perf/kernel_db/aiconfigurator_csv.h"
 
 namespace fleetsim {
 namespace {
@@ -27,19 +28,6 @@ constexpr int64_t kMaxGdnSeqLen = kMaxPrefillPrompt;
 constexpr int64_t kMaxGdnTokens = kMaxPrefillTokens;
 constexpr int64_t kMaxGdnBatch = kMaxDecodeBatch;
 
-// aiconfigurator records latency_ms (../shared/data/README.md, section 2.4).
-double LatencyUs(const CsvReader& csv) {
-  const double ms = csv.Number("latency");
-  if (!std::isfinite(ms) || ms <= 0) csv.Fail("latency", "must be a positive number of ms");
-  return ms * 1000;
-}
-
-int64_t Positive(const CsvReader& csv, std::string_view column) {
-  const int64_t value = csv.Int(column);
-  if (value <= 0) csv.Fail(column, "must be positive, got " + std::to_string(value));
-  return value;
-}
-
 // Shared by context and generation tables: bf16 KV, full attention, one beam.
 // Full attention over a bf16 KV cache, no beams. The A100 tables (an older collector) have
 // no window_size column: every row there is full attention.
@@ -55,10 +43,10 @@ void RequireAttentionColumns(const CsvReader& csv) {
 
 AttentionKernelShape ReadAttentionShape(const CsvReader& csv) {
   AttentionKernelShape a;
-  a.batch = Positive(csv, "batch_size");
-  a.q_heads = Positive(csv, "num_heads");
-  a.kv_heads = Positive(csv, "num_key_value_heads");
-  a.head_dim = Positive(csv, "head_dim");
+  a.batch = PositiveCount(csv, "batch_size");
+  a.q_heads = PositiveCount(csv, "num_heads");
+  a.kv_heads = PositiveCount(csv, "num_key_value_heads");
+  a.head_dim = PositiveCount(csv, "head_dim");
   return a;
 }
 
@@ -227,9 +215,9 @@ void ReadGemmTable(const std::filesystem::path& path, std::vector<MeasuredKernel
     if (csv.Text("gemm_dtype") != "bfloat16") continue;
     MeasuredKernel k;
     k.cls = KernelClass::kGemm;
-    k.gemm = {Positive(csv, "m"), Positive(csv, "n"), Positive(csv, "k")};
+    k.gemm = {PositiveCount(csv, "m"), PositiveCount(csv, "n"), PositiveCount(csv, "k")};
     if (k.gemm.m > kMaxGemmM || k.gemm.n > kMaxGemmNK || k.gemm.k > kMaxGemmNK) continue;
-    k.measured_us = LatencyUs(csv);
+    k.measured_us = AiconfiguratorLatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);
   }
@@ -245,14 +233,14 @@ void ReadContextAttentionTable(const std::filesystem::path& path,
     k.cls = KernelClass::kPrefillAttention;
     k.attention = ReadAttentionShape(csv);
     // Context rows prefill whole prompts: `isl` tokens each, no cached prefix (step 0).
-    k.attention.query_tokens = Positive(csv, "isl");
+    k.attention.query_tokens = PositiveCount(csv, "isl");
     k.attention.history = csv.Int("step");
     const AttentionKernelShape& a = k.attention;
     if (a.query_tokens > kMaxPrefillPrompt || a.batch * a.query_tokens > kMaxPrefillTokens ||
         (a.head_dim != 64 && a.head_dim != 128)) {
       continue;
     }
-    k.measured_us = LatencyUs(csv);
+    k.measured_us = AiconfiguratorLatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);
   }
@@ -269,9 +257,9 @@ void ReadGenerationAttentionTable(const std::filesystem::path& path,
     k.attention = ReadAttentionShape(csv);
     // Generation rows decode one token (isl 1) after `step` cached tokens.
     k.attention.query_tokens = 1;
-    k.attention.history = Positive(csv, "step");
+    k.attention.history = PositiveCount(csv, "step");
     if (k.attention.history > kMaxDecodeHistory || k.attention.batch > kMaxDecodeBatch) continue;
-    k.measured_us = LatencyUs(csv);
+    k.measured_us = AiconfiguratorLatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);
   }
@@ -286,12 +274,12 @@ void ReadMoeTable(const std::filesystem::path& path, std::vector<MeasuredKernel>
     if (csv.Text("moe_dtype") != "bfloat16" || csv.Text("distribution") != "balanced") continue;
     MeasuredKernel k;
     k.cls = KernelClass::kMoe;
-    k.moe = {Positive(csv, "num_tokens"),  Positive(csv, "hidden_size"),
-             Positive(csv, "inter_size"),  Positive(csv, "topk"),
-             Positive(csv, "num_experts"), Positive(csv, "moe_tp_size"),
-             Positive(csv, "moe_ep_size")};
+    k.moe = {PositiveCount(csv, "num_tokens"),  PositiveCount(csv, "hidden_size"),
+             PositiveCount(csv, "inter_size"),  PositiveCount(csv, "topk"),
+             PositiveCount(csv, "num_experts"), PositiveCount(csv, "moe_tp_size"),
+             PositiveCount(csv, "moe_ep_size")};
     if (k.moe.tokens > kMaxMoeTokens) continue;
-    k.measured_us = LatencyUs(csv);
+    k.measured_us = AiconfiguratorLatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);
   }
@@ -305,18 +293,18 @@ void ReadGdnTable(const std::filesystem::path& path, std::vector<MeasuredKernel>
     MeasuredKernel k;
     k.cls = GdnClassOf(csv);
     GdnKernelShape& g = k.gdn;
-    g.batch = Positive(csv, "batch_size");
-    g.seq_len = Positive(csv, "seq_len");
-    g.k_heads = Positive(csv, "num_k_heads");
-    g.head_k_dim = Positive(csv, "head_k_dim");
-    g.v_heads = Positive(csv, "num_v_heads");
-    g.head_v_dim = Positive(csv, "head_v_dim");
-    g.conv_kernel = Positive(csv, "d_conv");
-    if (Positive(csv, "num_tokens") != g.batch * g.seq_len)
+    g.batch = PositiveCount(csv, "batch_size");
+    g.seq_len = PositiveCount(csv, "seq_len");
+    g.k_heads = PositiveCount(csv, "num_k_heads");
+    g.head_k_dim = PositiveCount(csv, "head_k_dim");
+    g.v_heads = PositiveCount(csv, "num_v_heads");
+    g.head_v_dim = PositiveCount(csv, "head_v_dim");
+    g.conv_kernel = PositiveCount(csv, "d_conv");
+    if (PositiveCount(csv, "num_tokens") != g.batch * g.seq_len)
       csv.Fail("num_tokens", "must be batch_size x seq_len");
     if (g.seq_len > kMaxGdnSeqLen || g.batch * g.seq_len > kMaxGdnTokens || g.batch > kMaxGdnBatch)
       continue;
-    k.measured_us = LatencyUs(csv);
+    k.measured_us = AiconfiguratorLatencyUs(csv);
     k.line = csv.line();
     out.push_back(k);
   }

@@ -1,0 +1,96 @@
+#include "fleet/gateway_shard.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "fleet/workload_reader.h"
+
+namespace fleetsim {
+
+RoutingTable RoutingTableOf(const FleetSetup& fleet) {
+  RoutingTable table;
+  table.models = fleet.models;
+  for (const FleetInstanceInfo& info : fleet.instances) {
+    const auto group = static_cast<std::size_t>(info.group);
+    const EngineSetup& setup = fleet.groups[group];
+    table.targets.push_back(
+        {info.id, info.capacity, setup.num_blocks, static_cast<int32_t>(setup.layout.block_size)});
+    table.model_of_target.push_back(fleet.model_of_group[group]);
+  }
+  return table;
+}
+
+GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& table, uint64_t seed,
+                           int rank, int size)
+    : uses_load_(UsesLoad(config.router.policy)),
+      prefix_blocks_(config.router.prefix_blocks),
+      model_of_target_(table.model_of_target) {
+  if (model_of_target_.size() != table.targets.size())
+    throw std::invalid_argument("GatewayShard: one model per target");
+  for (std::size_t i = 0; i < table.targets.size(); ++i) {
+    if (table.targets[i].instance != static_cast<int32_t>(i))
+      throw std::invalid_argument("GatewayShard: targets must be instances 0..n-1 in order");
+  }
+  // Each model's instances; a model served by every instance shares the fleet's router.
+  std::vector<std::vector<RouteTarget>> subsets(table.models.size());
+  for (std::size_t i = 0; i < table.targets.size(); ++i)
+    subsets.at(static_cast<std::size_t>(model_of_target_[i])).push_back(table.targets[i]);
+  int32_t routers = 1;
+  for (std::size_t m = 0; m < table.models.size(); ++m) {
+    model_index_.emplace(table.models[m], static_cast<int32_t>(m));
+    const bool everyone = subsets[m].size() == table.targets.size();
+    router_of_model_.push_back(everyone || subsets[m].empty() ? 0 : routers++);
+  }
+  index_of_.assign(static_cast<std::size_t>(config.count), -1);
+  for (int32_t g = 0; g < config.count; ++g) {
+    if (RankOfGateway(g, size) != rank) continue;
+    index_of_[static_cast<std::size_t>(g)] = static_cast<int32_t>(gateways_.size());
+    Gateway gateway{g, {}};
+    gateway.routers.emplace_back(config.router, table.targets, StreamSeedOfGateway(seed, g));
+    for (std::size_t m = 0; m < table.models.size(); ++m) {
+      if (router_of_model_[m] == 0) continue;
+      gateway.routers.emplace_back(config.router, subsets[m],
+                                   StreamSeedOfGateway(seed, g, table.models[m]));
+    }
+    gateways_.push_back(std::move(gateway));
+  }
+}
+
+void GatewayShard::Refresh(std::span<const InstanceLoad> snapshot) {
+  for (Gateway& gateway : gateways_) {
+    for (Router& router : gateway.routers)
+      router.Refresh(snapshot);
+  }
+}
+
+int32_t GatewayShard::Route(const RoutedRequest& routed) {
+  const int32_t index =
+      routed.gateway >= 0 && static_cast<std::size_t>(routed.gateway) < index_of_.size()
+          ? index_of_[static_cast<std::size_t>(routed.gateway)]
+          : -1;
+  if (index < 0)
+    throw std::logic_error("gateway " + std::to_string(routed.gateway) + " is not on this rank");
+  int32_t chooser = 0;
+  if (!routed.request.model.empty()) {
+    const auto model = model_index_.find(routed.request.model);
+    if (model == model_index_.end()) return kNoInstance;
+    chooser = router_of_model_[static_cast<std::size_t>(model->second)];
+  }
+  RouteRequest query;
+  query.prompt_tokens = routed.request.input_tokens;
+  query.prefix_key = PrefixKey(routed.request.block_hashes, prefix_blocks_);
+  std::vector<Router>& routers = gateways_[static_cast<std::size_t>(index)].routers;
+  const int32_t instance = routers[static_cast<std::size_t>(chooser)].Route(query);
+  if (routers.size() > 1) {
+    // One view per gateway: the fleet's router and the instance's model's router both
+    // count the assignment, whichever made it.
+    const int32_t own = router_of_model_[static_cast<std::size_t>(
+        model_of_target_[static_cast<std::size_t>(instance)])];
+    for (const int32_t k : {int32_t{0}, own}) {
+      if (k != chooser) routers[static_cast<std::size_t>(k)].Observe(instance, query);
+    }
+  }
+  return instance;
+}
+
+}  // namespace fleetsim

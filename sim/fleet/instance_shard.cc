@@ -1,0 +1,246 @@
+#include "fleet/instance_shard.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include <tbb/parallel_for.h>
+
+#include "fleet/workload_reader.h"
+
+namespace fleetsim {
+
+// One instance this rank simulates, with what its steps leave for the calling thread.
+struct InstanceShard::Local {
+  int32_t id = 0;
+  int32_t group = 0;
+  std::unique_ptr<Instance> engine;
+  SimTime key = kNever;  // its next event time as the event queue knows it
+  bool active = false;
+  int64_t steps_seen = 0;
+  std::vector<output::StepRow> steps;
+  std::vector<TokenTally> tally;  // written by the instance's thread, drained after a pass
+  output::InstanceRow row{};
+};
+
+NetworkDelays DelaysOf(const ClusterConfig& cluster) {
+  NetworkDelays delays;
+  delays.gateway_to_instance =
+      std::max<SimTime>(1, SecondsToSimTime(cluster.latency.gateway_to_instance_s));
+  delays.instance_to_client = SecondsToSimTime(cluster.latency.instance_to_client_s);
+  return delays;
+}
+
+InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner_of, int rank,
+                             InstanceShardOptions options)
+    : fleet_(fleet),
+      owner_of_(std::move(owner_of)),
+      options_(options),
+      delays_(DelaysOf(fleet.cluster)),
+      timeseries_(fleet.cluster.groups.size(),
+                  std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))) {
+  local_of_.assign(fleet_.instances.size(), -1);
+  for (std::size_t i = 0; i < owner_of_.size(); ++i) {
+    if (owner_of_[i] != rank) continue;
+    const FleetInstanceInfo& info = fleet_.instances[i];
+    const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(info.group)];
+    const InstanceGroupConfig& group = fleet_.cluster.groups[static_cast<std::size_t>(info.group)];
+    auto local = std::make_unique<Local>();
+    local->id = info.id;
+    local->group = info.group;
+    local->engine = setup.MakeInstance();
+    output::InstanceRow& row = local->row;
+    row.id = info.id;
+    row.tp = setup.engine.tp;
+    output::CopyName(row.group, group.name);
+    output::CopyName(row.hardware, group.hardware);
+    output::CopyName(row.model, setup.card.name);
+    output::CopyName(row.pool,
+                     fleet_.cluster.pools[static_cast<std::size_t>(info.placement.pool)].name);
+    row.node = info.placement.node;
+    row.first_gpu = info.placement.first_gpu;
+    row.capacity_tokens_per_s = info.capacity;
+    row.block_size = setup.layout.block_size;
+    row.pool_blocks = setup.num_blocks;
+    Local* self = local.get();
+    const SimTime interval = timeseries_.interval();
+    const bool trace = options_.trace_steps;
+    local->engine->OnStep([self, interval, trace](const StepRecord& s) {
+      AddTokens(self->tally, (s.start + s.duration) / interval, s.prefill_tokens,
+                s.generated_tokens);
+      if (!trace) return;
+      self->steps.push_back({self->id, 0, s.start, s.duration, s.prefill_tokens, s.prefill_chunks,
+                             s.decodes, s.generated_tokens, s.preemptions, s.cache_hit_tokens,
+                             s.running, s.waiting, s.kv_usage, s.decode_context_mean,
+                             s.decode_context_max});
+    });
+    local_of_[i] = static_cast<int32_t>(locals_.size());
+    locals_.push_back(std::move(local));
+  }
+}
+
+InstanceShard::~InstanceShard() = default;
+
+void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
+  // Sources send in their own order; instances take arrivals by (time, id).
+  std::sort(arrivals.begin(), arrivals.end(), [](const RoutedRequest& a, const RoutedRequest& b) {
+    return std::tie(a.instance_arrival, a.id) < std::tie(b.instance_arrival, b.id);
+  });
+  for (RoutedRequest& routed : arrivals) {
+    const int32_t local = local_of_[static_cast<std::size_t>(routed.instance)];
+    Local& instance = *locals_[static_cast<std::size_t>(local)];
+    const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(instance.group)];
+    auto request = std::make_unique<Request>();
+    request->id = routed.id;
+    request->name = std::move(routed.request.id);
+    request->prompt_tokens = routed.request.input_tokens;
+    request->max_output_tokens = routed.request.output_tokens;
+    if (routed.request.hash_block_size > 0) {
+      const std::vector<uint64_t> hashes =
+          MapBlockHashes(routed.request, static_cast<int>(setup.layout.block_size));
+      request->prompt_block_hashes.assign(hashes.begin(), hashes.end());
+    }
+    instance.engine->Arrive(std::move(request), routed.instance_arrival);
+    Requeue(local);
+  }
+}
+
+SimTime InstanceShard::NextEvent() {
+  while (!queue_.empty()) {
+    const auto [time, local] = queue_.top();
+    if (locals_[static_cast<std::size_t>(local)]->key == time) return time;
+    queue_.pop();  // stale: the instance's key changed since
+  }
+  return kNever;
+}
+
+void InstanceShard::Requeue(int32_t local) {
+  Local& instance = *locals_[static_cast<std::size_t>(local)];
+  const SimTime key = instance.engine->NextEventTime();
+  if (key == instance.key) return;
+  instance.key = key;
+  if (key != kNever) queue_.push({key, local});
+}
+
+void InstanceShard::Advance(SimTime start, SimTime stop, const WindowClock& clock,
+                            RequestLedger& ledger) {
+  while (true) {
+    const SimTime sample = timeseries_.next_sample_time();
+    if (sample >= stop) break;
+    const SimTime pause = clock.StepAtOrAfter(sample);
+    if (pause <= start || pause >= stop) break;
+    AdvanceTo(pause, ledger);
+    SampleUpTo(pause);
+  }
+  AdvanceTo(stop, ledger);
+}
+
+void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
+  active_.clear();
+  while (!queue_.empty() && queue_.top().first < until) {
+    const auto [time, local] = queue_.top();
+    queue_.pop();
+    Local& instance = *locals_[static_cast<std::size_t>(local)];
+    if (instance.key != time || instance.active) continue;
+    instance.active = true;
+    active_.push_back(local);
+  }
+  auto run = [&](std::size_t i) {
+    locals_[static_cast<std::size_t>(active_[i])]->engine->RunUntil(until);
+  };
+  if (options_.threads <= 1 || active_.size() < 2) {
+    for (std::size_t i = 0; i < active_.size(); ++i)
+      run(i);
+  } else {
+    tbb::parallel_for(std::size_t{0}, active_.size(), run);
+  }
+  for (int32_t local : active_) {
+    Local& instance = *locals_[static_cast<std::size_t>(local)];
+    instance.active = false;
+    instance.key = kNever;  // forces the requeue
+    Collect(instance, ledger);
+    Requeue(local);
+  }
+}
+
+void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
+  instance.steps_seen = instance.engine->steps();
+  for (const TokenTally& t : instance.tally)
+    timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
+  instance.tally.clear();
+  const int gateways = fleet_.cluster.gateways.count;
+  for (const RequestRecord& record : instance.engine->TakeRecords()) {
+    output::InstanceRow& totals = instance.row;
+    ++totals.requests;
+    totals.prompt_tokens += record.input_tokens;
+    totals.output_tokens += record.output_tokens;
+    totals.preemptions += record.preemptions;
+    totals.prefix_hit_tokens += record.cached_tokens;
+    ledger.Add(RequestRowOf(record, instance.id, GatewayOf(record.id, gateways), delays_),
+               instance.group);
+  }
+}
+
+void InstanceShard::SampleUpTo(SimTime now) {
+  timeseries_.SampleUpTo(now, [this](const Timeseries::Sampler& s) { Sample(s); });
+}
+
+void InstanceShard::Sample(const Timeseries::Sampler& sample) const {
+  for (const auto& local : locals_) {
+    const Instance& engine = *local->engine;
+    sample(local->group, engine.num_running(), engine.num_waiting(),
+           engine.kv_cache().num_usable_blocks() - engine.kv_cache().num_free_blocks(),
+           engine.kv_cache().num_usable_blocks());
+  }
+}
+
+void InstanceShard::AddLoads(std::span<InstanceLoad> loads) const {
+  for (const auto& local : locals_) {
+    const Instance& engine = *local->engine;
+    InstanceLoad& load = loads[static_cast<std::size_t>(local->id)];
+    load.outstanding = static_cast<int32_t>(engine.outstanding());
+    load.kv_used_blocks = static_cast<int32_t>(engine.kv_cache().num_usable_blocks() -
+                                               engine.kv_cache().num_free_blocks());
+  }
+}
+
+SimTime InstanceShard::LastActive() const {
+  SimTime last = -1;
+  for (const auto& local : locals_)
+    last = std::max(last, local->engine->last_active());
+  return last;
+}
+
+void InstanceShard::Finish(RequestLedger& ledger) {
+  for (auto& local : locals_) {
+    local->engine->FlushPending();
+    Collect(*local, ledger);
+    local->row.steps = local->engine->steps();
+    local->row.busy_ns = local->engine->busy_time();
+  }
+}
+
+int64_t InstanceShard::steps() const {
+  int64_t steps = 0;
+  for (const auto& local : locals_)
+    steps += local->steps_seen;
+  return steps;
+}
+
+std::vector<output::InstanceRow> InstanceShard::InstanceRows() const {
+  std::vector<output::InstanceRow> rows;
+  rows.reserve(locals_.size());
+  for (const auto& local : locals_)
+    rows.push_back(local->row);
+  return rows;
+}
+
+std::vector<InstanceShard::StepRows> InstanceShard::Steps() const {
+  std::vector<StepRows> steps;
+  steps.reserve(locals_.size());
+  for (const auto& local : locals_)
+    steps.push_back({local->id, &local->steps});
+  return steps;
+}
+
+}  // namespace fleetsim

@@ -1,0 +1,103 @@
+// The instances one rank simulates: their engines, the event queue that says which have
+// something to do before a time, delivering routed requests to them, advancing them to a
+// window's end in parallel on TBB threads, and collecting what their steps left (request
+// rows into the ledger, tokens and state samples into /timeseries, /steps rows, per-
+// instance totals for /instances).
+//
+// Instances share only read-only cost tables (whose out-of-grid counter is atomic), so
+// they advance independently; everything they leave is collected afterwards, on the
+// calling thread, in instance order.
+//
+//   InstanceShard shard(fleet, fleet.Partition(size), rank, options);
+//   shard.Deliver(ParseRoutedRequests(received));    // any order: taken by (time, id)
+//   shard.Advance(window, clock, ledger);              // pauses at /timeseries points
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <span>
+#include <vector>
+
+#include "fleet/fleet_metrics.h"
+#include "fleet/fleet_setup.h"
+#include "fleet/request_ledger.h"
+#include "fleet/routed_request.h"
+#include "fleet/router.h"
+#include "fleet/timeseries.h"
+#include "fleet/window_clock.h"
+#include "output/run_tables.h"
+
+namespace fleetsim {
+
+struct InstanceShardOptions {
+  int threads = 1;           // TBB threads advancing instances
+  bool trace_steps = false;  // keep one /steps row per engine step
+};
+
+class InstanceShard {
+ public:
+  // Builds the instances `owner_of` gives to `rank` (owner_of: the rank of every instance).
+  InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner_of, int rank,
+                InstanceShardOptions options);
+  ~InstanceShard();
+  InstanceShard(const InstanceShard&) = delete;
+  InstanceShard& operator=(const InstanceShard&) = delete;
+
+  // The rank of every instance, by id.
+  const std::vector<int32_t>& owner_of() const { return owner_of_; }
+  Timeseries& timeseries() { return timeseries_; }
+
+  // Hands routed requests (every one for an instance of this rank) to their engines, in
+  // (instance arrival, id) order, whatever order they came in.
+  void Deliver(std::vector<RoutedRequest> arrivals);
+  // The earliest next event of any instance here (kNever when none has one).
+  SimTime NextEvent();
+  // Advances every instance through [start, stop), pausing at each /timeseries
+  // sample point inside it (rounded up to a whole step) to record the state there.
+  void Advance(SimTime start, SimTime stop, const WindowClock& clock, RequestLedger& ledger);
+  // Samples /timeseries at every interval start up to `now`.
+  void SampleUpTo(SimTime now);
+  // Adds each local instance's load (outstanding requests, KV blocks held) at its id.
+  void AddLoads(std::span<InstanceLoad> loads) const;
+  // The latest time any instance here did anything (-1: none did).
+  SimTime LastActive() const;
+  // At the end: every request still held ends unfinished, and the totals are final.
+  void Finish(RequestLedger& ledger);
+
+  // Engine steps taken so far by the instances here.
+  int64_t steps() const;
+  // This rank's /instances rows, by instance id.
+  std::vector<output::InstanceRow> InstanceRows() const;
+  // The /steps rows kept (trace_steps) of each instance here, with its id.
+  struct StepRows {
+    int32_t instance;
+    const std::vector<output::StepRow>* rows;
+  };
+  std::vector<StepRows> Steps() const;
+
+ private:
+  struct Local;
+  void Requeue(int32_t local);
+  void AdvanceTo(SimTime until, RequestLedger& ledger);
+  void Collect(Local& instance, RequestLedger& ledger);
+  void Sample(const Timeseries::Sampler& sample) const;
+
+  const FleetSetup& fleet_;
+  std::vector<int32_t> owner_of_;
+  InstanceShardOptions options_;
+  NetworkDelays delays_;
+  std::vector<std::unique_ptr<Local>> locals_;
+  std::vector<int32_t> local_of_;  // by instance id; -1 when another rank has it
+  using Entry = std::pair<SimTime, int32_t>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
+  std::vector<int32_t> active_;
+  Timeseries timeseries_;
+};
+
+// The gateway -> instance and instance -> client latencies of a cluster, in whole
+// nanoseconds (the first at least one: it is the fleet's lookahead).
+NetworkDelays DelaysOf(const ClusterConfig& cluster);
+
+}  // namespace fleetsim

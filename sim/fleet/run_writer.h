@@ -1,0 +1,96 @@
+// A fleet run's output, written collectively into its one HDF5 file: /requests and
+// /instances in id order, /summary, /timeseries and /steps (docs/README "Output"), and the
+// counters of /provenance, each summed over the ranks -- so the file does not depend on
+// how the run was spread. Each collective step is agreed on (comm/error_agreement.h): a
+// rank that fails in one stops every rank there, none waits in the next.
+//
+//   RunWriter writer(file, comm);
+//   writer.WriteRequests(ledger.rows(), total_requests);
+//   writer.WriteInstances(shard.InstanceRows(), instances);
+//   ...
+//   WriteProvenance(file, provenance, stats, comm);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "fleet/instance_shard.h"
+#include "fleet/timeseries.h"
+#include "output/hdf5_file.h"
+#include "output/run_tables.h"
+
+namespace fleetsim {
+
+// What a run did, summed over the ranks (the same on every rank).
+struct FleetRunStats {
+  int64_t requests = 0;                     // in the workload
+  int64_t steps = 0;                        // engine steps, all instances
+  int64_t events = 0;                       // engine steps + gateway decisions
+  int64_t windows = 0;                      // windows processed (empty stretches skipped)
+  int64_t snapshots = 0;                    // load-view refreshes
+  int64_t out_of_grid = 0;                  // cost lookups outside the bundle's grid, all ranks
+  std::vector<output::SummaryRow> summary;  // per group, then "fleet"
+  std::string placement;                    // which rank ran which instances
+};
+
+class RunWriter {
+ public:
+  RunWriter(output::Hdf5File& file, MPI_Comm comm) : file_(file), comm_(comm) {}
+
+  // This rank's rows (any ids, any order); every id in [0, total) once over the ranks.
+  void WriteRequests(const std::vector<output::RequestRow>& mine, int64_t total);
+  void WriteInstances(const std::vector<output::InstanceRow>& mine, int64_t total);
+  // `rows` are the same on every rank; rank 0 writes them.
+  void WriteSummary(const std::vector<output::SummaryRow>& rows);
+  void WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups);
+  // /steps: instance by instance (ids in [0, instances)), each in time order.
+  void WriteSteps(const std::vector<InstanceShard::StepRows>& mine, int64_t instances);
+
+ private:
+  output::Hdf5File& file_;
+  MPI_Comm comm_;
+};
+
+// The counters of a run as one rank holds them; SumOverRanks gives the run's.
+struct RankCounters {
+  int64_t requests_read = 0;  // only the reader rank reads
+  int64_t steps = 0;
+  int64_t gateway_decisions = 0;
+  int64_t out_of_grid = 0;  // lookups by this rank's instances (after the shared setup)
+};
+// Collective: the counters summed over the ranks. `setup_out_of_grid` (lookups every rank
+// made alike while building the fleet) is counted once.
+RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, MPI_Comm comm);
+
+// "rank 0: 0-31 | rank 1: 32-63 (1 TBB thread(s) per rank)", from the rank of every
+// instance; a fragmented placement is summarised as instances per rank.
+std::string PlacementText(const std::vector<int32_t>& owner_of, int ranks, int threads);
+
+// What /provenance records of the job around the run (README, "Output").
+struct RunProvenance {
+  std::string version;
+  std::string command_line;
+  std::string cluster_config_path;
+  std::string cluster_config_text;
+  std::string workload_path;
+  std::string workload_format;    // on the reader rank ("" elsewhere)
+  int64_t skipped_bad_lines = 0;  // on the reader rank (0 elsewhere)
+  double rate_scale = 1.0;
+  std::string default_model;  // --model ("": none)
+  bool strict_models = false;
+  uint64_t seed = 0;
+  std::string bundles;  // "group=bundle" per line
+  // "group=backend decode-kernel block N (why; why); weights: ..." per line
+  std::string attention;
+  int threads = 1;
+  bool request_rows = true;
+  double wall_time_s = 0;
+};
+// Collective: /provenance's attributes and texts.
+void WriteProvenance(output::Hdf5File& file, const RunProvenance& provenance,
+                     const FleetRunStats& stats, MPI_Comm comm);
+
+}  // namespace fleetsim

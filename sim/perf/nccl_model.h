@@ -1,0 +1,73 @@
+// NCCL's own performance model of a collective on one node, and its choice of algorithm
+// and protocol per message size: the latency and bandwidth tables of
+// src/graph/tuning.cc (ncclTopoTuneModel: base latencies, per-hop hwLat per link type,
+// per-channel bandwidth caps, the LL / LL128 / Simple efficiencies, NVLS's efficiency),
+// the time of one algorithm (ncclTopoGetAlgoTime: latency + bytes / bandwidth, with the
+// tree correction factors) and the pick of the cheapest (src/enqueue.cc
+// topoGetAlgoInfo). NCCL 2.29.2, single node, no CollNet; PAT is off on one node.
+//
+// NCCL uses this model to choose; fleetsim also reads its time as the cost, corrected by
+// two constants fitted on one system's measured nccl-tests tables (CollectiveConstants in
+// perf/collective_constants.h; docs/COLLECTIVES.md).
+//
+//   NcclModel nccl(SearchNcclTopology(h100, 8));
+//   NcclChoice c = nccl.Choose(NcclCollective::kAllReduce, 1 << 20);  // ring, LL, 21.5 us
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "perf/nccl_topology.h"
+
+namespace fleetsim {
+
+enum class NcclCollective { kAllGather, kReduceScatter, kAllReduce };
+enum class NcclAlgorithm { kTree, kRing, kNvls };
+enum class NcclProtocol { kLL, kLL128, kSimple };
+
+std::string_view NameOf(NcclCollective collective);
+std::string_view NameOf(NcclAlgorithm algorithm);
+std::string_view NameOf(NcclProtocol protocol);
+
+struct NcclChoice {
+  NcclAlgorithm algorithm = NcclAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  double latency_us = 0;     // the table's latency
+  double bandwidth_gbs = 0;  // the table's algorithm bandwidth, after corrections
+  double us = 0;             // NCCL's estimate: latency + bytes / bandwidth
+};
+
+class NcclModel {
+ public:
+  explicit NcclModel(const NcclTopology& topology);
+
+  // NCCL's choice for `bytes` (nccl-tests' size: the whole buffer; for all-gather the
+  // gathered output, for reduce-scatter the input). NVLS reduces only some types
+  // (enqueue.cc: ncclNvlsSupported -- 16- and 32-bit floats and 32/64-bit integers, not
+  // int8), all-gathers any: `nvls_type` says whether the reduction's type is one.
+  NcclChoice Choose(NcclCollective collective, double bytes, bool nvls_type = true) const;
+
+  // The table entries (latency us, algorithm bandwidth GB/s; bandwidth 0: not available).
+  double LatencyUs(NcclCollective c, NcclAlgorithm a, NcclProtocol p) const;
+  double BandwidthGBs(NcclCollective c, NcclAlgorithm a, NcclProtocol p) const;
+
+  // A point-to-point exchange of `bytes` per rank with every other rank (nccl-tests'
+  // alltoall: grouped ncclSend/ncclRecv). NCCL has no cost model for it; fleetsim prices
+  // it as one ring step: LL while a peer's part fits one channel's P2P_LL_THRESHOLD
+  // (16 KiB, enqueue.cc), else Simple, with the (n-1)/n of the buffer that leaves a rank
+  // at the ring's Simple bus bandwidth. Returns latency and bandwidth like Choose.
+  NcclChoice AllToAll(double bytes) const;
+
+  const NcclTopology& topology() const { return topology_; }
+
+ private:
+  static constexpr int kColls = 3, kAlgos = 3, kProtos = 3;
+  double& Lat(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
+  double& Bw(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
+
+  NcclTopology topology_;
+  std::array<double, kColls * kAlgos * kProtos> latency_{};
+  std::array<double, kColls * kAlgos * kProtos> bandwidth_{};
+};
+
+}  // namespace fleetsim

@@ -1,0 +1,59 @@
+// The skew correction of a decode batch whose contexts differ, in LLMServingSim's format
+// and applied as LLMServingSim applies it (serving/core/trace_generator.py,
+// _lookup_attention_with_skew and _skew_alpha; docs/BUNDLES.md, "Decode skew"):
+//
+//   t = t(mean context) + alpha x (t(max context) - t(mean context))
+//
+// for a batch with more than one decode whose contexts are not all equal; alpha comes
+// from tp<N>/skew_fit.csv by bucket, "pc={prefill chunk}|{n}|{skew rate}|{max context}|
+// {prefill history}", with the skew rate (mean - min) / (max - min) clipped to [0, 1],
+// each value labelled by the bin edges in meta.yaml's skew_fit.bucket_axes (a value is
+// in the first bin whose upper edge it does not pass). A batch whose bucket the table
+// lacks gets the TP degree's alpha_default; a bundle without an enabled skew_fit block,
+// none (alpha 0). The prefill chunk is matched exactly, as LLMServingSim does: only the
+// profiled chunk sizes (0 for pure decode, powers of two) have their own alphas.
+//
+//   const SkewFit& fit = *bundle.ForTp(1).skew;
+//   fit.Alpha(0, 32, 0.25, 4096, 0);   // the "pc=0|n<=32|sr<=40%|kvB<=4k|kp=0" bucket
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/yaml_section.h"
+
+namespace fleetsim {
+
+// One bucket axis: labels[i] covers (bins[i], bins[i + 1]].
+struct SkewAxis {
+  std::vector<double> bins;
+  std::vector<std::string> labels;
+  const std::string& LabelOf(double value) const;
+};
+
+struct SkewFit {
+  SkewAxis n;
+  SkewAxis skew_rate;
+  SkewAxis kv_big;
+  SkewAxis kp;
+  double alpha_default = 0;
+  std::map<std::string, double> alpha_by_bucket;
+
+  double Alpha(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
+               double prefill_history) const;
+  static std::string Key(int64_t prefill_chunk, const std::string& n, const std::string& sr,
+                         const std::string& kvb, const std::string& kp);
+};
+
+// The skew fit of TP `tp` from meta.yaml's skew_fit block and, when it exists, the TP's
+// table `csv_path`; nullopt when the block is absent or not enabled.
+std::optional<SkewFit> ReadSkewFit(const YamlSection& meta, int tp, const std::string& csv_path);
+
+// LLMServingSim's default axes (trace_generator.py _DEFAULT_SKEW_AXES), for a block
+// without bucket_axes.
+SkewFit DefaultSkewAxes();
+
+}  // namespace fleetsim
