@@ -52,6 +52,24 @@ TEST(DecodeKernels, TwoProgramsStreamTheContextAtThePerProgramRate) {
               1e-6);
 }
 
+TEST(DecodeKernels, OnTheTwoDimensionalKernelTheLongestSequenceSetsTheWave) {
+  // Decode skew: 4 sequences x 2 heads = 8 programs, one wave on 84 CUs. Three sequences
+  // hold 8,000 tokens and one 32,000 (mean 14,000). The wave lasts as long as the longest
+  // program: 32,000 x 1,024 B at 27.5 GB/s = 1,191.6 us, plus one launch -- what the
+  // uniform batch at 32,000 costs, since the bandwidth (4 x 2 x 14,000 x 1,024 B = 115 MB
+  // at 800 GB/s x 0.7966: 180 us) does not bind either.
+  const KernelRoofline r = Rdna("triton_paged_attention_2d");
+  const DecodeGridReport skewed = r.DecodeLaunch(4, 14000, 12, 2, 256, 32000);
+  EXPECT_DOUBLE_EQ(skewed.programs, 8);
+  EXPECT_NEAR(skewed.Us(), 32000 * 1024 / 27.5e9 * 1e6 + kLaunchUs, 1e-6);
+  EXPECT_NEAR(skewed.Us(), r.DecodeLaunch(4, 32000, 12, 2, 256).Us(), 1e-6);
+  // At the mean it would be 14,000 tokens' worth; a longest of 0 (or the mean) is uniform.
+  EXPECT_NEAR(r.DecodeLaunch(4, 14000, 12, 2, 256).Us(), 14000 * 1024 / 27.5e9 * 1e6 + kLaunchUs,
+              1e-6);
+  EXPECT_DOUBLE_EQ(r.DecodeLaunch(4, 14000, 12, 2, 256, 14000).Us(),
+                   r.DecodeLaunch(4, 14000, 12, 2, 256).Us());
+}
+
 TEST(DecodeKernels, ManySequencesAreBoundByTheBandwidth) {
   // 128 sequences x 2 heads = 256 programs in 4 waves over 84 CUs (4 x 37 us at 1,024
   // tokens), but their 268 MB take 421 us at 800 GB/s x 0.7966: the bandwidth binds.
