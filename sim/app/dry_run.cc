@@ -23,17 +23,13 @@ std::string Milliseconds(SimTime t) {
   return Significant(ToSeconds(t) * 1e3, 4) + " ms";
 }
 
-// The attention backend a group's engine runs. Today the engine takes the GPU's default
-// from the hardware catalog (attention_backend.name); when a group can choose its own,
-// this is the one place that says which it got.
-std::string AttentionBackendOf(const FleetSetup& fleet, std::size_t group) {
-  for (const FleetInstanceInfo& info : fleet.instances) {
-    if (static_cast<std::size_t>(info.group) != group) continue;
-    const NodePoolConfig& pool = fleet.cluster.pools[static_cast<std::size_t>(info.placement.pool)];
-    return pool.spec.attention_backend.name + " (" + pool.spec.name +
-           "'s default in the hardware catalog)";
-  }
-  return "none (no instances)";
+// The attention backend and decode kernel a group's engine runs: vLLM's choice for its
+// model, engine settings and GPU (engine/kv_cache_layout.h), with why.
+std::string AttentionBackendOf(const EngineSetup& setup) {
+  if (!setup.layout.attention) return "unknown (no GPU)";
+  const AttentionPlan& a = *setup.layout.attention;
+  return a.backend.name + ", decode kernel " + a.decode.name + " (" + a.backend_why + "; " +
+         a.decode_why + ")";
 }
 
 // "node 0: instances 0-7 on GPUs 0-7" per node the group uses, in node order.
@@ -113,7 +109,7 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
                  setup.bundle.source.c_str(),
                  group.bundle == "analytic" ? ", built by fleetsim's analytic model and cached"
                                             : ", as the config names it");
-    std::fprintf(out, "  attention backend %s\n", AttentionBackendOf(fleet, g).c_str());
+    std::fprintf(out, "  attention backend %s\n", AttentionBackendOf(setup).c_str());
     const int64_t per_request =
         setup.layout.BlocksPerRequest(setup.layout.max_model_len, setup.engine.mamba_mode);
     const int64_t usable = setup.num_blocks - 1;  // block 0 is the null block

@@ -45,7 +45,9 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
   std::optional<int64_t> gpu_memory;
   if (hardware) gpu_memory = hardware->UsableMemoryBytes();
   report.engine = ResolveEngineConfig(report.card, options.engine, gpu_memory, CommandLineError);
-  report.layout = ResolveKvCacheLayout(report.card, report.engine, CommandLineError);
+  report.layout = ResolveKvCacheLayout(report.card, report.engine, CommandLineError,
+                                       hardware ? &*hardware : nullptr);
+  if (hardware) report.hardware = hardware->name;
 
   if (options.kv_cache_memory_bytes) {
     KvMemory memory;
@@ -57,19 +59,27 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
     memory.hardware = hardware->name;
     memory.gpu_memory_bytes = *gpu_memory;
     memory.gpu_memory_utilization = options.gpu_memory_utilization;
-    memory.weights = CountWeights(report.card, report.engine.tp);
+    memory.weights = CountWeights(report.card, report.engine.tp, report.engine.quantization);
     const int64_t budget =
         KvBytesFromMemory(memory.gpu_memory_bytes, options.gpu_memory_utilization, 0);
     memory.kv_cache_bytes = budget - memory.weights.bytes_per_rank;
     if (memory.kv_cache_bytes <= 0) {
-      throw OptionError("--hardware",
-                        "the weights per rank (" + std::to_string(memory.weights.bytes_per_rank) +
-                            " B) do not fit in " + hardware->name + " x utilization (" +
-                            std::to_string(budget) + " B); raise --tp");
+      KvBudget kv;
+      kv.gpu_memory_utilization = options.gpu_memory_utilization;
+      throw OptionError("--hardware", WeightsDoNotFit(*hardware, kv, report.engine.tp,
+                                                      memory.weights.bytes_per_rank));
     }
     report.memory = memory;
   }
   if (report.memory) report.pool = SizePool(report.layout, report.memory->kv_cache_bytes);
+  if (options.decode_step_context) {
+    if (!hardware) throw OptionError("--decode-step", "needs --hardware to say which GPU");
+    if (*options.decode_step_context < 0 || options.decode_step_batch < 1) {
+      throw OptionError("--decode-step", "needs a context >= 0 and --decode-batch >= 1");
+    }
+    report.decode_step = PriceDecodeStep(report.card, *hardware, report.engine, report.layout,
+                                         *options.decode_step_context, options.decode_step_batch);
+  }
   return report;
 }
 
@@ -110,6 +120,10 @@ void AddInspectCommand(CLI::App& app) {
   add(kKvCacheDtype, options->engine.kv_cache_dtype);
   add(kMambaCacheDtype, options->engine.mamba_cache_dtype);
   add(kMambaSsmCacheDtype, options->engine.mamba_ssm_cache_dtype);
+  add(kAttentionBackend, options->engine.attention_backend);
+  add(kDecodeKernel, options->engine.decode_kernel);
+  add(kQuantization, options->engine.quantization);
+  add(kQuantizationGroupSize, options->engine.quantization_group_size);
   add(kKvCacheMemoryBytes, options->kv_cache_memory_bytes);
   cmd->add_option("--hardware", options->hardware,
                   "GPU from cluster_configs/hardware/ (or a YAML path); the KV memory is "
@@ -118,6 +132,12 @@ void AddInspectCommand(CLI::App& app) {
       cmd->add_option(kGpuMemoryUtilization.spec.OptionName(), options->gpu_memory_utilization,
                       std::string(kGpuMemoryUtilization.spec.help) + " (with --hardware)")
           ->capture_default_str();
+  cmd->add_option("--decode-step", options->decode_step_context,
+                  "Also price one decode step after this many tokens of context, per kernel, "
+                  "on the analytic kernel model (needs --hardware)");
+  cmd->add_option("--decode-batch", options->decode_step_batch,
+                  "Sequences in the --decode-step batch")
+      ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the same report as JSON");
 
   cmd->callback([options, prefix, prefix_caching, no_chunked, utilization]() {

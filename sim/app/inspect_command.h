@@ -20,6 +20,9 @@ struct InspectOptions {
   double gpu_memory_utilization = engine_settings::kGpuMemoryUtilization.Default();
   bool utilization_given = false;
   bool json = false;
+  // Price one decode step after this many tokens (needs --hardware).
+  std::optional<int64_t> decode_step_context;
+  int64_t decode_step_batch = 1;
 };
 
 // Loads the model (and hardware), resolves the engine and lays out the cache; refusals

@@ -195,8 +195,13 @@ void PrintMemory(const InspectReport& r, std::ostream& out) {
       weights +=
           " + " + Fixed(static_cast<double>(w.vision_params_per_rank) / 1e9, 2) + "B vision params";
     }
-    Line(out, "weights per rank",
-         Bytes(w.bytes_per_rank) + " (" + weights + ", " + std::string(NameOf(r.card.dtype)) + ")");
+    std::string storage = std::string(NameOf(r.card.dtype));
+    if (w.quantized_params_per_rank > 0) {
+      storage += "; " + Fixed(static_cast<double>(w.quantized_params_per_rank) / 1e9, 2) +
+                 "B of them " + std::string(NameOf(r.engine.quantization.method)) + " " +
+                 std::to_string(r.engine.quantization.weight_bits) + "-bit";
+    }
+    Line(out, "weights per rank", Bytes(w.bytes_per_rank) + " (" + weights + ", " + storage + ")");
     Line(out, "not subtracted", "activation peak, CUDA graphs, NCCL buffers (not guessed)");
   }
   Line(out, "KV-cache memory",
@@ -346,6 +351,7 @@ void JsonMemory(const InspectReport& r, JsonWriter& json) {
     json.Field("vision_params", m.weights.vision_params);
     json.Field("text_params_per_rank", m.weights.text_params_per_rank);
     json.Field("vision_params_per_rank", m.weights.vision_params_per_rank);
+    json.Field("quantized_params_per_rank", m.weights.quantized_params_per_rank);
     json.Field("weight_bytes_per_rank", m.weights.bytes_per_rank);
     json.Field("not_subtracted", "activation peak, CUDA graphs, NCCL buffers");
   }
@@ -364,7 +370,9 @@ void PrintInspectText(const InspectReport& report, std::ostream& out) {
   PrintEngine(report, out);
   PrintCacheShapes(report, out);
   PrintBlocks(report, out);
+  PrintAttentionText(report.hardware, report.layout, report.engine, out);
   PrintMemory(report, out);
+  if (report.decode_step) PrintDecodeStepText(*report.decode_step, out);
 }
 
 void PrintInspectJson(const InspectReport& report, std::ostream& out) {
@@ -374,7 +382,9 @@ void PrintInspectJson(const InspectReport& report, std::ostream& out) {
   JsonEngine(report, json);
   JsonCache(report, json);
   JsonBlocks(report, json);
+  JsonAttention(report.layout, report.engine, json);
   JsonMemory(report, json);
+  JsonDecodeStep(report.decode_step, json);
   json.EndObject();
 }
 

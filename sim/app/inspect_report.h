@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "app/inspect_attention.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
 #include "model/model_card.h"
@@ -27,9 +28,11 @@ struct KvMemory {
 struct InspectReport {
   ModelCard card;
   ResolvedEngineConfig engine;
-  KvCacheLayout layout;
+  KvCacheLayout layout;  // layout.attention: the backend and decode kernel, with --hardware
+  std::string hardware;  // the GPU's catalog name, with --hardware
   std::optional<KvMemory> memory;
   std::optional<PoolCapacity> pool;
+  std::optional<DecodeStepReport> decode_step;  // --decode-step
 };
 
 void PrintInspectText(const InspectReport& report, std::ostream& out);

@@ -114,6 +114,21 @@ RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::
   provenance.seed = job.fleet.seed;
   for (const InstanceGroupConfig& g : cluster->groups)
     provenance.bundles += g.name + "=" + g.bundle + "\n";
+  // Each group's attention backend and decode kernel, and why (vLLM's choice for its model,
+  // engine settings and GPU), and how its weights are stored.
+  for (std::size_t g = 0; g < fleet.groups.size(); ++g) {
+    const EngineSetup& setup = fleet.groups[g];
+    provenance.attention += cluster->groups[g].name + "=";
+    if (setup.layout.attention) {
+      const AttentionPlan& a = *setup.layout.attention;
+      provenance.attention += a.backend.name + " " + a.decode.name + " block " +
+                              std::to_string(setup.layout.block_size) + " (" + a.backend_why +
+                              "; " + a.decode_why + ")";
+    } else {
+      provenance.attention += "unknown (no GPU)";
+    }
+    provenance.attention += "; weights: " + setup.engine.quantization.Describe() + "\n";
+  }
   provenance.threads = job.fleet.threads;
   provenance.request_rows = job.fleet.request_rows;
   provenance.wall_time_s = result.wall_s;

@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-11";
+constexpr const char* kGeneratorVersion = "analytic-12";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -55,6 +55,20 @@ std::vector<int64_t> Grid(int64_t from, int64_t to, bool half_steps = true) {
   points.insert(to);
   return {points.begin(), points.end()};
 }
+
+// A fingerprint of the model's config.json and the GPU's catalog file, as read now.
+uint64_t InputsHash(const ModelCard& card, const HardwareSpec& hardware) {
+  uint64_t hash = 0;
+  for (const std::string& path : {card.config_path, hardware.file}) {
+    const std::string bytes = ReadTextFile(path);
+    hash = Mix64(hash ^ bytes.size());
+    for (const char c : bytes)
+      hash = Mix64(hash ^ static_cast<unsigned char>(c));
+  }
+  return hash;
+}
+
+constexpr const char* kInputsKey = "inputs_fingerprint";
 
 std::string Us(double us) {
   return Fixed(us, 4);
@@ -111,9 +125,10 @@ std::ofstream OpenTable(const fs::path& dir, BundleFile file) {
 // attention layers).
 std::optional<double> WriteTp(const ModelCard& card, const HardwareSpec& hardware, int tp,
                               const fs::path& dir, const KernelOverrides* overrides,
-                              Origins& origins) {
+                              Origins& origins, const AttentionPlan& attention,
+                              const Quantization& quantization) {
   fs::create_directories(dir);
-  const AnalyticKernels k(card, hardware, tp);
+  const AnalyticKernels k(card, hardware, tp, attention, quantization);
   // The analytic value, or the measured one where the overrides have it (its origin
   // noted); nullopt where the analytic model has no such kernel.
   const auto price = [&](Kernel kernel, std::optional<double> analytic,
@@ -263,14 +278,42 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& dir,
-                         const SettingError& error) {
+                         const SettingError& error, const EngineConfig& engine) {
   BundleRecipe recipe;
   recipe.source = {{"kind", "analytic"},
                    {"tool", "fleetsim"},
                    {"generator", kGeneratorVersion},
                    {"model", "roofline+occupancy"},
                    {"calibrated", "h100+h200 kernel tables"}};
-  WriteBundle(card, hardware, tps, dir, recipe, error);
+  WriteBundle(card, hardware, tps, dir, recipe, error, engine);
+}
+
+std::string BundleEngineKey(const EngineConfig& engine) {
+  using namespace engine_settings;
+  const EngineConfig defaults;
+  std::string key;
+  const auto add = [&](std::string_view name, const std::string& value,
+                       const std::string& fallback) {
+    if (value != fallback) key += std::string(name) + "=" + value + "\n";
+  };
+  const auto optional = [](const auto& value) {
+    return value ? std::to_string(*value) : std::string();
+  };
+  add(kBlockSize.key(), optional(engine.block_size), "");
+  add(kEnablePrefixCaching.key(),
+      engine.enable_prefix_caching ? (*engine.enable_prefix_caching ? "true" : "false") : "", "");
+  add(kNumSpeculativeTokens.key(), std::to_string(engine.num_speculative_tokens),
+      std::to_string(defaults.num_speculative_tokens));
+  add(kMaxModelLen.key(), optional(engine.max_model_len), "");
+  add(kKvCacheDtype.key(), engine.kv_cache_dtype, defaults.kv_cache_dtype);
+  add(kMambaCacheDtype.key(), engine.mamba_cache_dtype, defaults.mamba_cache_dtype);
+  add(kMambaSsmCacheDtype.key(), engine.mamba_ssm_cache_dtype, defaults.mamba_ssm_cache_dtype);
+  add(kAttentionBackend.key(), engine.attention_backend, defaults.attention_backend);
+  add(kDecodeKernel.key(), engine.decode_kernel, defaults.decode_kernel);
+  add(kQuantization.key(), engine.quantization, defaults.quantization);
+  add(kQuantizationGroupSize.key(), std::to_string(engine.quantization_group_size),
+      std::to_string(defaults.quantization_group_size));
+  return key;
 }
 
 namespace {
@@ -281,13 +324,15 @@ struct ResolvedTp {
   KvCacheLayout layout;
   int max_num_batched_tokens = 0;
   int64_t kv_cache_bytes = 0;
+  std::string weights_do_not_fit;  // why there is no KV budget, when there is none
+  std::string quantization;
 };
 
 // meta.yaml after its first line (the header): one key a line, per-TP entries and the
 // source as flow maps.
 std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
                      const std::vector<int>& tps, const BundleRecipe& recipe,
-                     const std::vector<ResolvedTp>& resolved,
+                     const EngineConfig& engine, const std::vector<ResolvedTp>& resolved,
                      const std::map<int, std::map<std::string, std::string>>& kernel_origins,
                      const std::map<int, double>& skew_alpha_default) {
   YAML::Emitter out;
@@ -295,6 +340,8 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
   out << YAML::BeginMap;
   out << YAML::Key << meta_key::kModel << YAML::Value << card.name;
   out << YAML::Key << meta_key::kHardware << YAML::Value << hardware.name;
+  // What `bundle prune-cache` compares a cached bundle's inputs against.
+  out << YAML::Key << kInputsKey << YAML::Value << Hex64(InputsHash(card, hardware));
   out << YAML::Key << meta_key::kSource << YAML::Value << YAML::Flow << YAML::BeginMap;
   for (const auto& [key, value] : recipe.source)
     out << YAML::Key << key << YAML::Value << value;
@@ -308,6 +355,18 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
   }
   out << YAML::Key << meta_key::kGdnLayout << YAML::Value << "historical";
   out << YAML::Key << meta_key::kTpDegrees << YAML::Value << YAML::Flow << tps;
+  if (const std::string key = BundleEngineKey(engine); !key.empty()) {
+    out << YAML::Key << "engine" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    std::size_t start = 0;
+    while (start < key.size()) {
+      const std::size_t end = key.find('\n', start);
+      const std::string line = key.substr(start, end - start);
+      const std::size_t eq = line.find('=');
+      out << YAML::Key << line.substr(0, eq) << YAML::Value << line.substr(eq + 1);
+      start = end + 1;
+    }
+    out << YAML::EndMap << YAML::Comment("the instance group's settings it was built for");
+  }
   out << YAML::Key << meta_key::kEngineResolved << YAML::Value << YAML::BeginMap;
   out << YAML::Key << meta_key::kPerTp << YAML::Value << YAML::BeginMap;
   for (const ResolvedTp& r : resolved) {
@@ -319,7 +378,20 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
     out << YAML::Key << meta_key::kMambaPagePaddedBytes << YAML::Value
         << r.layout.mamba_page_padded_bytes;
     out << YAML::Key << meta_key::kMaxNumBatchedTokens << YAML::Value << r.max_num_batched_tokens;
-    out << YAML::Key << meta_key::kKvCacheBytes << YAML::Value << r.kv_cache_bytes;
+    // Never a negative budget: weights that do not fit say so, with the shortfall.
+    if (r.weights_do_not_fit.empty()) {
+      out << YAML::Key << meta_key::kKvCacheBytes << YAML::Value << r.kv_cache_bytes;
+    } else {
+      out << YAML::Key << meta_key::kWeightsDoNotFit << YAML::Value << r.weights_do_not_fit;
+    }
+    out << YAML::Key << meta_key::kQuantization << YAML::Value << r.quantization;
+    if (r.layout.attention) {
+      const AttentionPlan& a = *r.layout.attention;
+      out << YAML::Key << meta_key::kAttentionBackend << YAML::Value << a.backend.name;
+      out << YAML::Key << meta_key::kDecodeKernel << YAML::Value << a.decode.name;
+      out << YAML::Key << meta_key::kAttentionWhy << YAML::Value
+          << a.backend.name + ": " + a.backend_why + ". " + a.decode.name + ": " + a.decode_why;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
@@ -361,7 +433,8 @@ std::string MetaYaml(const ModelCard& card, const HardwareSpec& hardware,
 }  // namespace
 
 void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
-                 const std::string& dir, const BundleRecipe& recipe, const SettingError& error) {
+                 const std::string& dir, const BundleRecipe& recipe, const SettingError& error,
+                 const EngineConfig& engine) {
   const SettingError& setting_error = error ? error : SettingError(NamedSettingError);
   // Absolute: a bare name ("--out b") has no parent part to create.
   const fs::path target = fs::absolute(dir);
@@ -382,21 +455,34 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   std::map<int, std::map<std::string, std::string>> kernel_origins;
   std::map<int, double> skew_alpha_default;
   for (int tp : tps) {
-    EngineConfig config;
+    EngineConfig config = engine;
     config.tensor_parallel_size = tp;
-    const ResolvedEngineConfig engine =
+    const ResolvedEngineConfig resolved_engine =
         ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), setting_error);
-    const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, setting_error);
-    // What a run with default settings on this GPU would have (meta.yaml records it).
-    const int64_t kv_bytes = KvBytesFromMemory(hardware.UsableMemoryBytes(),
-                                               engine_settings::kGpuMemoryUtilization.Default(),
-                                               CountWeights(card, tp).bytes_per_rank);
-    resolved.push_back({tp, layout, engine.max_num_batched_tokens, kv_bytes});
+    const KvCacheLayout layout =
+        ResolveKvCacheLayout(card, resolved_engine, setting_error, &hardware);
+    // What a run with these settings on this GPU would have at the default utilization
+    // (meta.yaml records it), or why it has no KV budget at all.
+    KvBudget budget;
+    const int64_t weights = CountWeights(card, tp, resolved_engine.quantization).bytes_per_rank;
+    ResolvedTp entry{
+        tp,
+        layout,
+        resolved_engine.max_num_batched_tokens,
+        KvBytesFromMemory(hardware.UsableMemoryBytes(), budget.gpu_memory_utilization, weights),
+        "",
+        resolved_engine.quantization.Describe()};
+    if (entry.kv_cache_bytes <= 0) {
+      entry.weights_do_not_fit = WeightsDoNotFit(hardware, budget, tp, weights);
+      entry.kv_cache_bytes = 0;
+    }
+    resolved.push_back(entry);
     const std::unique_ptr<KernelOverrides> overrides =
         recipe.overrides ? recipe.overrides(tp) : nullptr;
     Origins origins;
     if (const std::optional<double> alpha =
-            WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins)) {
+            WriteTp(card, hardware, tp, staging / TpFolder(tp), overrides.get(), origins,
+                    *layout.attention, resolved_engine.quantization)) {
       skew_alpha_default[tp] = *alpha;
     }
     kernel_origins[tp] = origins.ByKernel();
@@ -405,7 +491,8 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
   meta << kMetaHeader
        << (recipe.overrides ? " from measured kernel tables where they have the shape, else" : "")
        << " from its analytic kernel model.\n"
-       << MetaYaml(card, hardware, tps, recipe, resolved, kernel_origins, skew_alpha_default);
+       << MetaYaml(card, hardware, tps, recipe, engine, resolved, kernel_origins,
+                   skew_alpha_default);
   meta.close();
   fs::remove_all(target);
   fs::create_directories(target.parent_path());
@@ -415,23 +502,54 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
 
 // The fingerprint covers the files the bundle is computed from, so that editing either one
 // builds a new folder instead of reusing the old figures' bundle.
-std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware) {
-  uint64_t hash = 0;
-  for (const std::string& path : {card.config_path, hardware.file}) {
-    const std::string bytes = ReadTextFile(path);
-    hash = Mix64(hash ^ bytes.size());
-    for (const char c : bytes)
+std::string AnalyticInputsFingerprint(const ModelCard& card, const HardwareSpec& hardware) {
+  return Hex64(InputsHash(card, hardware));
+}
+
+std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware,
+                                const EngineConfig& engine) {
+  uint64_t hash = InputsHash(card, hardware);
+  // vLLM's defaults add nothing, so a default group's folder depends on the files alone.
+  if (const std::string key = BundleEngineKey(engine); !key.empty()) {
+    hash = Mix64(hash ^ key.size());
+    for (const char c : key)
       hash = Mix64(hash ^ static_cast<unsigned char>(c));
   }
   return std::string(kGeneratorVersion) + "-" + Hex64(hash);
 }
 
-std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware) {
+namespace {
+
+// The default TP degrees at which these settings resolve (a pin, a quantized layout or the
+// block arithmetic can rule one out; a group at such a TP gets the refusal from its own
+// engine, naming its line).
+std::vector<int> ResolvableTpDegrees(const ModelCard& card, const HardwareSpec& hardware,
+                                     const EngineConfig& engine) {
+  std::vector<int> tps;
+  for (int tp : DefaultTpDegrees(card, hardware)) {
+    EngineConfig config = engine;
+    config.tensor_parallel_size = tp;
+    try {
+      const SettingError error = NamedSettingError;
+      const ResolvedEngineConfig resolved =
+          ResolveEngineConfig(card, config, hardware.UsableMemoryBytes(), error);
+      ResolveKvCacheLayout(card, resolved, error, &hardware);
+      tps.push_back(tp);
+    } catch (const InputError&) {
+    }
+  }
+  return tps;
+}
+
+}  // namespace
+
+std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
+                                 const EngineConfig& engine) {
   // One folder per generator version and inputs: a bundle is never replaced in place, so a
   // process reading one (another rank, a sweep point, a Slurm array task) never sees it
   // vanish.
-  const fs::path dir =
-      CacheRoot() / "bundles" / card.name / hardware.name / AnalyticCacheFolder(card, hardware);
+  const fs::path dir = CacheRoot() / "bundles" / card.name / hardware.name /
+                       AnalyticCacheFolder(card, hardware, engine);
   if (ReadTextFile(dir / kMetaFile).find(std::string("generator: ") + kGeneratorVersion + ",") ==
       std::string::npos) {
     // Built aside and renamed into place, so that processes starting together never read
@@ -448,7 +566,8 @@ std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hard
                            error.code().message() +
                            " (set FLEETSIM_CACHE or XDG_CACHE_HOME to a writable folder)");
     }
-    WriteAnalyticBundle(card, hardware, DefaultTpDegrees(card, hardware), staging.string());
+    WriteAnalyticBundle(card, hardware, ResolvableTpDegrees(card, hardware, engine),
+                        staging.string(), {}, engine);
     std::error_code error;
     fs::rename(staging, dir, error);
     if (error) fs::remove_all(staging);  // another process put the same bundle there first
@@ -492,22 +611,29 @@ std::vector<std::string> StaleCachedBundles() {
                                     name.end(), [](char c) { return c >= '0' && c <= '9'; });
     return digits ? std::string(name) : "";
   };
-  // The folder a build reads now for this model and GPU; nullopt when either is unknown
-  // here (a card given as a config.json path elsewhere): then every folder of the current
-  // version is kept.
-  auto current_folder = [](const std::string& model,
+  // The fingerprint of this model's and GPU's files as they are now; nullopt when either is
+  // unknown here (a card given as a config.json path elsewhere): then every folder of the
+  // current version is kept. A folder is current when its meta.yaml records these inputs
+  // (folders of other engine settings of the same inputs are current too).
+  auto current_inputs = [](const std::string& model,
                            const std::string& gpu) -> std::optional<std::string> {
     try {
-      return AnalyticCacheFolder(ModelCatalog(ModelsDir()).Load(model),
-                                 LoadHardware(HardwareCatalogDir(), gpu));
+      return Hex64(InputsHash(ModelCatalog(ModelsDir()).Load(model),
+                              LoadHardware(HardwareCatalogDir(), gpu)));
     } catch (const InputError&) {
       return std::nullopt;
     }
   };
+  auto built_from = [](const fs::path& dir) {
+    const std::string meta = ReadTextFile(dir / kMetaFile);
+    const std::string key = std::string("\n") + kInputsKey + ": ";
+    const auto at = meta.find(key);
+    return at == std::string::npos ? std::string() : meta.substr(at + key.size(), 16);
+  };
   const auto an_hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
   std::vector<std::string> stale;
   for (const auto& [hw, model] : hardware_dirs) {
-    const std::optional<std::string> current = current_folder(model, hw.filename().string());
+    const std::optional<std::string> current = current_inputs(model, hw.filename().string());
     for (const fs::path& dir : children(hw)) {
       const std::string name = dir.filename().string();
       const auto staging = name.find(".tmp.");
@@ -520,8 +646,8 @@ std::vector<std::string> StaleCachedBundles() {
       }
       const std::string version = version_of(name);
       if (version.empty()) continue;  // not a cached analytic bundle
-      const bool kept =
-          version == kGeneratorVersion && name != version && (!current || name == *current);
+      const bool kept = version == kGeneratorVersion && name != version &&
+                        (!current || built_from(dir) == *current);
       if (!kept) stale.push_back(dir.string());
     }
   }

@@ -51,24 +51,41 @@ std::vector<int> DefaultTpDegrees(const ModelCard& card, const HardwareSpec& har
 // InputError, left untouched. A TP the model cannot run (one that does not divide the
 // heads) is the error `error` builds for the setting (tensor_parallel_size); by default
 // an InputError naming the setting, so that a caller can say where the TP came from.
+// `engine`: the instance group's engine settings (its tensor_parallel_size aside); they
+// decide the attention backend and decode kernel the attention table prices, the block size
+// and the weights' quantization, each per TP as the engine resolves them there (meta.yaml's
+// engine_resolved.per_tp says which, and why).
 void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                          const std::vector<int>& tps, const std::string& dir,
-                         const SettingError& error = {});
+                         const SettingError& error = {}, const EngineConfig& engine = {});
 // The same with a recipe; kernel origins (measured / analytic / mixed) go to meta.yaml.
 void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std::vector<int>& tps,
-                 const std::string& dir, const BundleRecipe& recipe,
-                 const SettingError& error = {});
+                 const std::string& dir, const BundleRecipe& recipe, const SettingError& error = {},
+                 const EngineConfig& engine = {});
 
-// The cached analytic bundle for (model, hardware) at the default TP degrees, built on
-// first use under <cache>/bundles/<model>/<hardware>/ (CacheRoot(): $FLEETSIM_CACHE, else
-// $XDG_CACHE_HOME/fleetsim, else ~/.cache/fleetsim), in the folder AnalyticCacheFolder names: a new
-// generator version, or an edited config.json or catalog entry, builds a new folder, and concurrent
-// processes never see a bundle replaced under them.
-std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware);
+// The cached analytic bundle for (model, hardware, the group's engine settings) at the
+// default TP degrees the engine can run at, built on first use under
+// <cache>/bundles/<model>/<hardware>/ (CacheRoot(): $FLEETSIM_CACHE, else
+// $XDG_CACHE_HOME/fleetsim, else ~/.cache/fleetsim), in the folder AnalyticCacheFolder
+// names: a new generator version, an edited config.json or catalog entry, or other engine
+// settings that change the attention plan, layout or weights build a new folder, and
+// concurrent processes never see a bundle replaced under them.
+std::string CachedAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
+                                 const EngineConfig& engine = {});
 
 // "<generator version>-<16 hex digits>": the version, and a fingerprint of the model's
-// config.json and the GPU's catalog file, as read now.
-std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware);
+// config.json, the GPU's catalog file and the engine settings the bundle depends on.
+std::string AnalyticCacheFolder(const ModelCard& card, const HardwareSpec& hardware,
+                                const EngineConfig& engine = {});
+
+// The fingerprint of the model's config.json and the GPU's catalog file (16 hex digits),
+// which meta.yaml records as inputs_fingerprint: `bundle prune-cache` keeps a cached bundle
+// of the current generator whose inputs are the files as they are now.
+std::string AnalyticInputsFingerprint(const ModelCard& card, const HardwareSpec& hardware);
+
+// The engine settings an analytic bundle depends on (all but TP, batch limits and KV
+// budget), as "key=value" lines; empty for vLLM's defaults. Part of the cache fingerprint.
+std::string BundleEngineKey(const EngineConfig& engine);
 
 // The generator version cached bundles are built by, e.g. "analytic-10".
 const char* AnalyticGeneratorVersion();

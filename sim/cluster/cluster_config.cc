@@ -92,6 +92,10 @@ NodePoolConfig ReadPool(const YamlSection& p, const std::string& base_dir) {
 void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   using namespace engine_settings;
   e.RejectUnknownKeys(KeysOf("engine"));
+  // An engine setting the engine refuses later (an impossible attention pin, a quantized
+  // layout vLLM would not load) is located at its own line, not the group's.
+  for (const std::string& key : e.Keys())
+    group.key_lines[key] = e.LineOf(key);
   EngineConfig& c = group.engine;
   c.max_num_seqs = kMaxNumSeqs.Find(e);
   c.max_num_batched_tokens = kMaxNumBatchedTokens.Find(e);
@@ -103,6 +107,10 @@ void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   c.kv_cache_dtype = kKvCacheDtype.Read(e);
   c.mamba_cache_dtype = kMambaCacheDtype.Read(e);
   c.mamba_ssm_cache_dtype = kMambaSsmCacheDtype.Read(e);
+  c.attention_backend = kAttentionBackend.Read(e);
+  c.decode_kernel = kDecodeKernel.Read(e);
+  c.quantization = kQuantization.Read(e);
+  c.quantization_group_size = kQuantizationGroupSize.Read(e);
   group.budget.gpu_memory_utilization = kGpuMemoryUtilization.Read(e);
   group.budget.kv_cache_bytes = kKvCacheMemoryBytes.Find(e);
   group.budget.num_blocks = kNumGpuBlocks.Find(e);

@@ -60,7 +60,8 @@ struct InstanceGroupConfig {
   KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
   double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   // Where in the file the group is, for errors found while building it: the group's line,
-  // and the lines of the keys it gives (model, served_model_name, bundle, hardware, tp).
+  // and the lines of the keys it gives (model, served_model_name, bundle, hardware, tp, and its
+  // engine settings).
   std::string file;
   int line = 0;
   std::map<std::string, int, std::less<>> key_lines;

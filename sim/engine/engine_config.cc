@@ -1,6 +1,7 @@
 #include "engine/engine_config.h"
 
 #include "model/cache_shapes.h"
+#include "model/weight_count.h"
 
 namespace fleetsim {
 namespace {
@@ -16,6 +17,55 @@ Dtype ResolveDtype(const std::string& requested, Dtype automatic,
                                    "' (accepted: auto, bfloat16, float16, float32, fp8)");
   }
   return *dtype;
+}
+
+// The weights' storage: the checkpoint's quantization_config, or the group's `quantization`
+// (vLLM refuses a --quantization that contradicts the checkpoint's config). A layout vLLM
+// would not load is refused here, before anything is sized.
+Quantization ResolveQuantization(const ModelCard& card, const EngineConfig& config, int tp,
+                                 const SettingError& error) {
+  Quantization q = card.quantization.value_or(Quantization{});
+  if (!q.unmodelled_method.empty()) {
+    throw error("model", card.name + "'s quantization_config (" + q.file + ":" +
+                             std::to_string(q.line) + ") uses quant_method " + q.unmodelled_method +
+                             ", which fleetsim does not model (it reads awq, gptq, fp8, "
+                             "compressed-tensors)");
+  }
+  if (config.quantization != kQuantization.Default()) {
+    const std::optional<QuantMethod> method = ParseQuantMethod(config.quantization);
+    if (!method) {
+      throw error(kQuantization.key(), "unknown method '" + config.quantization +
+                                           "' (accepted: auto, none, fp8, int8, awq, gptq)");
+    }
+    if (card.quantization && card.quantization->method != *method) {
+      throw error(kQuantization.key(), std::string(NameOf(*method)) +
+                                           " contradicts the checkpoint's quantization_config (" +
+                                           std::string(NameOf(card.quantization->method)) + ", " +
+                                           card.quantization->file + ":" +
+                                           std::to_string(card.quantization->line) +
+                                           "), as vLLM refuses it; leave quantization at auto");
+    }
+    if (!card.quantization) {
+      kQuantizationGroupSize.Check(config.quantization_group_size, error);
+      const int g = config.quantization_group_size;
+      if ((*method == QuantMethod::kAwq || *method == QuantMethod::kGptq) && g != 0 && g != 32 &&
+          g != 64 && g != 128) {
+        throw error(kQuantizationGroupSize.key(),
+                    std::to_string(g) + " has no vLLM 4-bit kernel (accepted: 0, 32, 64, 128)");
+      }
+      q = QuantizationForMethod(*method, g);
+    }
+  }
+  if (const std::optional<std::string> refused = QuantizedLayoutViolation(card, tp, q)) {
+    if (q.origin == "config.json") {
+      throw error(kQuantization.key(), "the checkpoint's quantization_config (" + q.file + ":" +
+                                           std::to_string(q.line) + ", " + q.Describe() +
+                                           ") is a layout vLLM would not load: " + *refused);
+    }
+    throw error(kQuantization.key(),
+                q.Describe() + " is a layout vLLM would not load: " + *refused);
+  }
+  return q;
 }
 
 }  // namespace
@@ -100,6 +150,7 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   Dtype ssm_auto = r.conv_dtype;
   if (card.SsmDtypeFollowsConfig() && card.config_ssm_dtype) ssm_auto = *card.config_ssm_dtype;
   r.ssm_dtype = ResolveDtype(config.mamba_ssm_cache_dtype, ssm_auto, kMambaSsmCacheDtype, error);
+  r.quantization = ResolveQuantization(card, config, r.tp, error);
   return r;
 }
 

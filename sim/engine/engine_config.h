@@ -17,6 +17,7 @@
 #include "engine/engine_settings.h"
 #include "model/dtype.h"
 #include "model/model_card.h"
+#include "model/quantization.h"
 
 namespace fleetsim {
 
@@ -34,6 +35,10 @@ struct EngineConfig {
   std::string kv_cache_dtype{engine_settings::kKvCacheDtype.Default()};
   std::string mamba_cache_dtype{engine_settings::kMambaCacheDtype.Default()};
   std::string mamba_ssm_cache_dtype{engine_settings::kMambaSsmCacheDtype.Default()};
+  std::string attention_backend{engine_settings::kAttentionBackend.Default()};
+  std::string decode_kernel{engine_settings::kDecodeKernel.Default()};
+  std::string quantization{engine_settings::kQuantization.Default()};
+  int quantization_group_size = engine_settings::kQuantizationGroupSize.Default();
 };
 
 // How hybrid GDN state is cached: "none" keeps one state per sequence (prefix caching
@@ -59,6 +64,8 @@ struct ResolvedEngineConfig {
   Dtype conv_dtype = Dtype::kBfloat16;
   Dtype ssm_dtype = Dtype::kBfloat16;
   MambaCacheMode mamba_mode = MambaCacheMode::kNone;
+  // The weights' storage: the checkpoint's quantization_config, or the group's setting.
+  Quantization quantization;
 };
 
 // Resolves defaults and applies every check that does not need the block size.

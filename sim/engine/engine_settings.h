@@ -77,6 +77,32 @@ inline constexpr Setting<std::string_view> kMambaSsmCacheDtype{
      "GDN recurrent-state dtype: auto (the conv dtype; Qwen3.5 configs: mamba_ssm_dtype), "
      "bfloat16, float16, float32"},
     kAutoDtype};
+// The attention backend (vLLM's --attention-backend / VLLM_ATTENTION_BACKEND): `auto` takes
+// vLLM's priority order on the GPU (hardware catalog, `attention_backend.priority`), first
+// valid; a name pins it, and a pin the model cannot run on is refused naming the condition.
+inline constexpr Setting<std::string_view> kAttentionBackend{
+    {"attention_backend", T::kString, R::Any(), "", "auto (vLLM's order on the GPU)",
+     "Attention backend: auto, or a backend of the GPU's catalog entry (FLASH_ATTN, ROCM_ATTN, "
+     "...)"},
+    "auto"};
+// The decode kernel inside the backend: `auto` is vLLM's dispatch; a name pins one of the
+// backend's decode kernels, e.g. triton_paged_attention_2d_splitkv (vLLM PR 45916, a build
+// carrying it) on an RDNA3 card, and is refused where its conditions fail.
+inline constexpr Setting<std::string_view> kDecodeKernel{
+    {"decode_kernel", T::kString, R::Any(), "", "auto (vLLM's dispatch)",
+     "Decode kernel: auto, or one of the backend's decode kernels in the hardware catalog"},
+    "auto"};
+// Quantized weights (vLLM's --quantization): `auto` takes the checkpoint's
+// quantization_config (none without one); a method quantizes the group's weights as that
+// checkpoint would be.
+inline constexpr Setting<std::string_view> kQuantization{
+    {"quantization", T::kString, R::Any(), "", "auto (the checkpoint's quantization_config)",
+     "Weight quantization: auto, none, fp8, int8 (W8A8), awq, gptq (4-bit W4A16)"},
+    "auto"};
+inline constexpr Setting<int> kQuantizationGroupSize{
+    {"quantization_group_size", T::kInteger, R::NonNegative(), "inputs", "128",
+     "Inputs per scale of 4-bit weights set by `quantization` (32, 64, 128; 0: per channel)"},
+    128};
 inline constexpr Setting<double> kGpuMemoryUtilization{
     {"gpu_memory_utilization", T::kNumber, R::UnitInterval(), "fraction", "",
      "Fraction of GPU memory vLLM may use; KV budget = memory x this - weights per rank"},

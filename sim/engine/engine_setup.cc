@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/format.h"
 #include "model/weight_count.h"
 
 namespace fleetsim {
@@ -19,6 +20,20 @@ int64_t StepOverheadNs(double step_overhead_us) {
   return static_cast<int64_t>(std::llround(step_overhead_us * 1000));
 }
 
+std::string WeightsDoNotFit(const HardwareSpec& hardware, const KvBudget& budget, int tp,
+                            int64_t weight_bytes_per_rank) {
+  const int64_t usable =
+      KvBytesFromMemory(hardware.UsableMemoryBytes(), budget.gpu_memory_utilization, 0);
+  const auto gib = [](int64_t bytes) { return Fixed(static_cast<double>(bytes) / (1 << 30), 2); };
+  return "the weights per rank (" + gib(weight_bytes_per_rank) + " GiB at TP " +
+         std::to_string(tp) + ") do not fit " + hardware.name + "'s " +
+         gib(hardware.UsableMemoryBytes()) + " GiB x gpu_memory_utilization " +
+         Fixed(budget.gpu_memory_utilization, 2) + " = " + gib(usable) +
+         " GiB: " + gib(weight_bytes_per_rank - usable) +
+         " GiB short, before any KV cache; raise tp, quantize the weights (quantization), or "
+         "raise gpu_memory_utilization";
+}
+
 std::unique_ptr<Instance> EngineSetup::MakeInstance() const {
   return std::make_unique<Instance>(scheduler, layout, num_blocks, engine.prefix_caching, *cost);
 }
@@ -32,7 +47,8 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   std::optional<int64_t> gpu_memory;
   if (budget.hardware) gpu_memory = budget.hardware->UsableMemoryBytes();
   setup.engine = ResolveEngineConfig(setup.card, config, gpu_memory, error);
-  setup.layout = ResolveKvCacheLayout(setup.card, setup.engine, error);
+  setup.layout = ResolveKvCacheLayout(setup.card, setup.engine, error,
+                                      budget.hardware ? &*budget.hardware : nullptr);
   if (setup.bundle.block_size && *setup.bundle.block_size != setup.layout.block_size &&
       !setup.card.IsHybrid()) {
     throw error(kBlockSize.key(), "the bundle was profiled at block size " +
@@ -50,6 +66,18 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
                                       std::to_string(setup.layout.block_size));
   }
 
+  // A bundle fleetsim built records the decode kernel it priced at each TP; one priced for
+  // another kernel would charge this group the wrong attention.
+  if (auto resolved = setup.bundle.engine_resolved.find(tp);
+      resolved != setup.bundle.engine_resolved.end() && !resolved->second.decode_kernel.empty() &&
+      setup.layout.attention &&
+      resolved->second.decode_kernel != setup.layout.attention->decode.name) {
+    throw error(kDecodeKernel.key(), "the bundle priced decode kernel " +
+                                         resolved->second.decode_kernel + " at TP " +
+                                         std::to_string(tp) + ", the engine resolves " +
+                                         setup.layout.attention->decode.name);
+  }
+
   kGpuMemoryUtilization.Check(budget.gpu_memory_utilization, error);
   if (budget.kv_cache_bytes) kKvCacheMemoryBytes.Check(*budget.kv_cache_bytes, error);
   if (budget.num_blocks) kNumGpuBlocks.Check(*budget.num_blocks, error);
@@ -60,8 +88,10 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
     if (budget.kv_cache_bytes) {
       bytes = *budget.kv_cache_bytes;
     } else if (budget.hardware) {
-      bytes = KvBytesFromMemory(*gpu_memory, budget.gpu_memory_utilization,
-                                CountWeights(setup.card, tp).bytes_per_rank);
+      const int64_t weights =
+          CountWeights(setup.card, tp, setup.engine.quantization).bytes_per_rank;
+      bytes = KvBytesFromMemory(*gpu_memory, budget.gpu_memory_utilization, weights);
+      if (bytes <= 0) throw error("tp", WeightsDoNotFit(*budget.hardware, budget, tp, weights));
     } else {
       throw error(kKvCacheMemoryBytes.key(),
                   "no KV budget: give num_gpu_blocks, kv_cache_memory_bytes or a hardware");

@@ -31,6 +31,11 @@ struct KvBudget {
 int64_t KvBytesFromMemory(int64_t gpu_memory_bytes, double gpu_memory_utilization,
                           int64_t weight_bytes_per_rank);
 
+// The refusal for weights that leave no room at all: the group's GPU, its usable memory,
+// the weights per rank and the shortfall (never a negative KV budget).
+std::string WeightsDoNotFit(const HardwareSpec& hardware, const KvBudget& budget, int tp,
+                            int64_t weight_bytes_per_rank);
+
 // The step overhead setting in the simulation's integer nanoseconds.
 int64_t StepOverheadNs(double step_overhead_us);
 

@@ -67,9 +67,37 @@ int64_t KvCacheLayout::BlocksPerRequest(int64_t tokens, MambaCacheMode mode) con
   return AttentionGroups() * CeilDiv(tokens, block_size) + StateBlocksPerRequest(mode);
 }
 
+AttentionQuery AttentionQueryOf(const ModelCard& card, const ResolvedEngineConfig& engine) {
+  AttentionQuery q;
+  q.head_size = card.attention.head_dim;
+  q.q_heads_per_rank = card.attention.num_q_heads / engine.tp;
+  q.kv_heads_per_rank = KvHeadsPerRank(card, engine.tp);
+  q.kv_cache_dtype = engine.requested.kv_cache_dtype;
+  q.model_dtype = std::string(NameOf(card.dtype));
+  q.sliding_window = card.attention.sliding_window;
+  q.requested_block_size = engine.requested.block_size;
+  q.max_model_len = engine.max_model_len;
+  q.backend_pin = engine.requested.attention_backend;
+  q.kernel_pin = engine.requested.decode_kernel;
+  return q;
+}
+
 KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineConfig& engine,
-                                   const SettingError& error) {
+                                   const SettingError& error, const HardwareSpec* hardware) {
   KvCacheLayout layout;
+  // vLLM selects the attention backend before the hybrid block size is aligned: the
+  // backend's smallest kernel block size is the alignment base.
+  std::optional<BackendChoice> backend;
+  const AttentionQuery query = AttentionQueryOf(card, engine);
+  if (hardware) {
+    backend = SelectAttentionBackend(hardware->attention, query, error);
+    layout.alignment_base = backend->backend->AlignmentBase();
+  } else if (engine.requested.attention_backend != "auto" ||
+             engine.requested.decode_kernel != "auto") {
+    throw error(
+        engine.requested.attention_backend != "auto" ? "attention_backend" : "decode_kernel",
+        "a pin needs the GPU it runs on (hardware) to be checked");
+  }
   layout.tp = engine.tp;
   layout.num_spec = engine.num_spec;
   layout.max_model_len = engine.max_model_len;
@@ -94,7 +122,7 @@ KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineCo
     layout.state_bytes_per_sequence =
         layout.mamba_page_bytes * card.CountLayers(LayerType::kLinearAttention);
     // Raise the block size until one attention page covers one mamba page.
-    const int64_t align = std::max(kBackendMinKernelBlockSize, layout.requested_block_size);
+    const int64_t align = std::max(layout.alignment_base, layout.requested_block_size);
     const int64_t block =
         align * CeilDiv(layout.mamba_page_bytes, align * layout.attn_bytes_per_token_per_layer);
     layout.block_size = static_cast<int>(std::max<int64_t>(layout.requested_block_size, block));
@@ -103,6 +131,21 @@ KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineCo
   layout.page_bytes = layout.block_size * layout.attn_bytes_per_token_per_layer;
   layout.mamba_block_tokens =
       layout.mamba_mode == MambaCacheMode::kAlign ? layout.block_size : engine.max_model_len;
+
+  if (backend) {
+    const DecodeChoice decode =
+        SelectDecodeKernel(*backend->backend, query, layout.block_size, error);
+    AttentionPlan plan;
+    plan.backend = *backend->backend;
+    plan.decode = *decode.kernel;
+    plan.kernel_block_size = decode.kernel_block_size;
+    plan.reported_processors = hardware->attention.reported_processors;
+    plan.backend_pinned = backend->pinned;
+    plan.decode_pinned = decode.pinned;
+    plan.backend_why = backend->why;
+    plan.decode_why = decode.why;
+    layout.attention = std::move(plan);
+  }
 
   layout.groups = GroupLayers(card, layout.group_size);
   layout.pool_block_bytes = layout.page_bytes * layout.group_size;

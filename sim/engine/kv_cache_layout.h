@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "engine/engine_config.h"
+#include "model/attention_backend.h"
 #include "model/cache_shapes.h"
+#include "model/hardware.h"
 #include "model/model_card.h"
 
 namespace fleetsim {
@@ -48,6 +50,11 @@ struct KvCacheLayout {
 
   MambaCacheMode mamba_mode = MambaCacheMode::kNone;
   int64_t mamba_block_tokens = 0;  // tokens one state page stands for
+  // The hybrid alignment base: the attention backend's smallest kernel block size (16
+  // without a GPU to select a backend on).
+  int alignment_base = 16;
+  // The attention backend and decode kernel, when the layout was resolved on a GPU.
+  std::optional<AttentionPlan> attention;
   int num_spec = 0;
   int64_t max_model_len = 0;
 
@@ -59,15 +66,23 @@ struct KvCacheLayout {
   int64_t StateBlocksPerRequest(MambaCacheMode mode) const;
 };
 
-// The vLLM attention backends fleetsim models (FlashAttention, FlashInfer, Triton) have
-// a smallest supported kernel block size of 16 and prefer 16 (ENGINE_SEMANTICS.md s. 2).
+// The block size vLLM's cache config defaults to (ENGINE_SEMANTICS.md s. 2), and the
+// alignment base without a GPU to select a backend on: every backend the catalog describes
+// has 16 as its smallest kernel block size.
 inline constexpr int kBackendPreferredBlockSize = 16;
 inline constexpr int kBackendMinKernelBlockSize = 16;
 
+// What vLLM's attention selector sees of this model and engine on one rank.
+AttentionQuery AttentionQueryOf(const ModelCard& card, const ResolvedEngineConfig& engine);
+
 // Resolves the block size and groups, and applies the align-mode checks that need the
 // block size (block <= max_num_batched_tokens, long_prefill_token_threshold >= block).
+// With a GPU, vLLM's attention backend is selected first (its smallest kernel block size
+// is the hybrid alignment base), then -- for the resolved block size -- its decode kernel
+// (layout.attention); an impossible attention_backend or decode_kernel pin is `error`.
 KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineConfig& engine,
-                                   const SettingError& error);
+                                   const SettingError& error,
+                                   const HardwareSpec* hardware = nullptr);
 
 struct PoolCapacity {
   int64_t kv_cache_bytes = 0;

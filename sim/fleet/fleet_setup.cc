@@ -50,9 +50,17 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
         throw error("model", e.line() > 0 ? e.what() : e.message());
       }
     }();
-    // `analytic`: fleetsim's own bundle for this model and GPU (built once and cached).
-    const std::string bundle =
-        group.bundle == "analytic" ? analytic_bundle(card, *group.budget.hardware) : group.bundle;
+    // `analytic`: fleetsim's own bundle for this model, GPU and engine settings (built once
+    // and cached). The settings are checked first, so that a refusal (an impossible
+    // attention pin, a quantized layout vLLM would not load) names the group's line.
+    if (group.bundle == "analytic") {
+      const ResolvedEngineConfig engine = ResolveEngineConfig(
+          card, group.engine, group.budget.hardware->UsableMemoryBytes(), error);
+      ResolveKvCacheLayout(card, engine, error, &*group.budget.hardware);
+    }
+    const std::string bundle = group.bundle == "analytic"
+                                   ? analytic_bundle(card, *group.budget.hardware, group.engine)
+                                   : group.bundle;
     Bundle tables = LoadBundle(bundle, group.engine.tensor_parallel_size);
     for (const std::string& mismatch :
          BundleMismatches(tables, card.name, group.budget.hardware->name)) {

@@ -51,11 +51,12 @@ struct FleetSetup {
 // context). A router weight, not a prediction of served throughput.
 double ReferenceCapacity(const EngineSetup& setup);
 
-// The folder of the `analytic` bundle for a model on a GPU. The app passes
-// CachedAnalyticBundle (bundles/analytic_bundle.h), which builds it on first use: the
-// fleet reads bundles, it does not build them (docs/DESIGN.md).
-using AnalyticBundleFolder =
-    std::function<std::string(const ModelCard& card, const HardwareSpec& hardware)>;
+// The folder of the `analytic` bundle for a model on a GPU with a group's engine settings
+// (they decide its attention kernels and weights). The app passes CachedAnalyticBundle
+// (bundles/analytic_bundle.h), which builds it on first use: the fleet reads bundles, it
+// does not build them (docs/DESIGN.md).
+using AnalyticBundleFolder = std::function<std::string(
+    const ModelCard& card, const HardwareSpec& hardware, const EngineConfig& engine)>;
 
 // Builds each group's engine; a group with `bundle: analytic` reads the folder that
 // `analytic_bundle` gives. Errors name the group's line in the cluster config.

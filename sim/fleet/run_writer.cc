@@ -151,6 +151,7 @@ void WriteProvenance(output::Hdf5File& file, const RunProvenance& p, const Fleet
     file.WriteAttribute(at, "strict_models", int64_t{p.strict_models});
     file.WriteAttribute(at, "seed", static_cast<int64_t>(p.seed));
     file.WriteText(at, "bundles", p.bundles);
+    file.WriteText(at, "attention", p.attention);
     file.WriteAttribute(at, "ranks", int64_t{comm::SizeOf(comm)});
     file.WriteAttribute(at, "threads", int64_t{p.threads});
     file.WriteAttribute(at, "placement", stats.placement);

@@ -85,6 +85,8 @@ struct RunProvenance {
   bool strict_models = false;
   uint64_t seed = 0;
   std::string bundles;  // "group=bundle" per line
+  // "group=backend decode-kernel block N (why; why); weights: ..." per line
+  std::string attention;
   int threads = 1;
   bool request_rows = true;
   double wall_time_s = 0;

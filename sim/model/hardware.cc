@@ -30,50 +30,6 @@ SourcedValue ReadSourced(const YamlSection& parent, std::string_view key) {
   return out;
 }
 
-AttentionBackendSpec ReadAttentionBackend(const YamlSection& doc) {
-  if (!doc.Has("attention_backend")) {
-    doc.Fail("attention_backend",
-             "missing required section (name, supported_block_sizes, split_kv_decode, query_tile)");
-  }
-  const YamlSection backend = doc.Child("attention_backend");
-  backend.RejectUnknownKeys({"name", "supported_block_sizes", "split_kv_decode", "query_tile"});
-  AttentionBackendSpec spec;
-  spec.name = backend.Get<std::string>("name");
-  if (spec.name.empty()) backend.Fail("name", "must name vLLM's attention backend");
-
-  const YamlSection sizes = backend.Child("supported_block_sizes");
-  sizes.RejectUnknownKeys({"value", "source"});
-  spec.supported_block_sizes = sizes.GetList<int>("value");
-  if (spec.supported_block_sizes.empty()) {
-    sizes.Fail("value", "must list the backend's kernel block sizes, e.g. [16, 32, 64]");
-  }
-  for (std::size_t i = 0; i < spec.supported_block_sizes.size(); ++i) {
-    if (spec.supported_block_sizes[i] <= 0) sizes.Fail("value", "block sizes must be positive");
-    if (i > 0 && spec.supported_block_sizes[i] <= spec.supported_block_sizes[i - 1]) {
-      sizes.Fail("value", "block sizes must be listed in ascending order, without repeats");
-    }
-  }
-  spec.block_sizes_source = ReadSource(sizes);
-
-  const YamlSection split = backend.Child("split_kv_decode");
-  split.RejectUnknownKeys({"value", "grouped_heads_only", "source"});
-  spec.split_kv_decode = split.Get<bool>("value");
-  spec.split_kv_grouped_heads_only = split.GetOr<bool>("grouped_heads_only", false);
-  spec.split_kv_source = ReadSource(split);
-
-  if (!backend.Has("query_tile")) {
-    backend.Fail("query_tile",
-                 "missing required figure ({rows: 64, packs_gqa: false, source: ...})");
-  }
-  const YamlSection tile = backend.Child("query_tile");
-  tile.RejectUnknownKeys({"rows", "packs_gqa", "source"});
-  spec.query_tile_rows = tile.Get<int>("rows");
-  if (spec.query_tile_rows <= 0) tile.Fail("rows", "must be positive");
-  spec.packs_gqa = tile.Get<bool>("packs_gqa");
-  spec.query_tile_source = ReadSource(tile);
-  return spec;
-}
-
 // `{value: true|false, source: ...}`.
 bool ReadSourcedFlag(const YamlSection& parent, std::string_view key, std::string& source) {
   const YamlSection item = parent.Child(key);
@@ -283,7 +239,7 @@ HardwareSpec LoadHardwareFile(const std::string& path) {
   } else if (doc.Has("compute_capability")) {
     doc.Fail("compute_capability", "is CUDA's; an AMD GPU has none");
   }
-  spec.attention_backend = ReadAttentionBackend(doc);
+  spec.attention = ReadAttentionCatalog(doc);
   if (!doc.Has("price_per_gpu_hour_usd")) {
     doc.Fail("price_per_gpu_hour_usd",
              "missing required figure (an on-demand price per GPU-hour, with its source)");

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/attention_backend.h"
 #include "model/dtype.h"
 
 namespace fleetsim {
@@ -77,27 +78,6 @@ struct InterNodeSpec {
   SourcedValue bandwidth_bytes_per_s;  // per GPU per direction (its share of the NICs)
 };
 
-// The attention backend vLLM selects on this GPU when none is forced, and the properties of
-// it fleetsim uses: the kernel block sizes (the hybrid block size is aligned to the
-// smallest), whether decode splits one sequence's KV range across thread blocks, and how a
-// call with multi-token queries (prefill, or prefill and decodes together) tiles them.
-struct AttentionBackendSpec {
-  std::string name;                        // vLLM's backend name: FLASH_ATTN, FLASHINFER, ...
-  std::vector<int> supported_block_sizes;  // get_supported_kernel_block_sizes(), ascending
-  std::string block_sizes_source;
-  bool split_kv_decode = false;  // split-KV ("flash-decoding") decode kernel
-  // Splits only with more query heads than KV heads (FlashAttention 2: through
-  // seqlenq_ngroups_swapped); an MHA decode then runs unsplit.
-  bool split_kv_grouped_heads_only = false;
-  std::string split_kv_source;
-  // Query rows per thread-block tile, and whether a KV group's query heads share a tile
-  // (FlashAttention 3's PackGQA) or each query head gets its own (FlashAttention 2): one
-  // query row then fills a 64-row tile per head.
-  int query_tile_rows = 128;
-  bool packs_gqa = true;
-  std::string query_tile_source;
-};
-
 struct HardwareSpec {
   std::string name;
   std::string vendor;
@@ -130,7 +110,9 @@ struct HardwareSpec {
   // are keyed by it. 0 for AMD GPUs, whose RCCL fleetsim models with NCCL's Ampere rows.
   int compute_capability = 0;
   std::string compute_capability_source;
-  AttentionBackendSpec attention_backend;
+  // The attention backends vLLM offers on this GPU, their rules and kernels
+  // (model/attention_backend.h); which one an instance runs depends on its model and engine.
+  AttentionCatalog attention;
   SourcedValue price_per_gpu_hour_usd;  // on-demand list price; users edit it for their own
 
   // The device total the driver reports when the catalog has it, else the datasheet size.

@@ -250,6 +250,7 @@ ModelCard LoadModelCard(const std::string& config_path, std::string name) {
     text.Fail("intermediate_size", "missing, and some layers have a dense MLP");
   }
   card.vision = ReadVision(root);
+  card.quantization = ReadQuantizationConfig(root);
   return card;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/dtype.h"
+#include "model/quantization.h"
 
 namespace fleetsim {
 
@@ -92,6 +93,8 @@ struct ModelCard {
   std::optional<LinearAttentionShape> linear;
   std::optional<MoeShape> moe;
   std::optional<VisionTower> vision;
+  // The checkpoint's quantization_config, when it has one.
+  std::optional<Quantization> quantization;
 
   int NumLayers() const { return static_cast<int>(layers.size()); }
   int CountLayers(LayerType type) const;

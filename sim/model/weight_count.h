@@ -7,12 +7,17 @@
 // per-head gates are replicated; KV projections hold max(1, kv_heads / tp) heads (whole
 // copies when tp > kv_heads). The vision encoder is sharded by TP too (vLLM's default
 // `mm_encoder_tp_mode`). Multi-token-prediction layers are not loaded without MTP
-// speculation and are not counted.
+// speculation and are not counted. Quantized checkpoints (model/quantization.h) store their
+// linear projections in fewer bytes; embeddings, lm_head, norms, biases, the GDN conv1d
+// and gates stay at the model dtype.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "model/model_card.h"
+#include "model/quantization.h"
 
 namespace fleetsim {
 
@@ -21,9 +26,26 @@ struct WeightCount {
   int64_t vision_params = 0;  // whole model, unsharded
   int64_t text_params_per_rank = 0;
   int64_t vision_params_per_rank = 0;
-  int64_t bytes_per_rank = 0;  // both towers at the model dtype
+  int64_t quantized_params_per_rank = 0;  // both towers: those stored quantized
+  // Both towers: quantized linear weights at the format's bytes (scales and zero points
+  // included), everything else at the model dtype.
+  int64_t bytes_per_rank = 0;
 };
 
+// With the checkpoint's own quantization (card.quantization), or none.
 WeightCount CountWeights(const ModelCard& card, int tp);
+// With the quantization the engine resolved (a group may set one).
+WeightCount CountWeights(const ModelCard& card, int tp, const Quantization& quant);
+
+// Why vLLM would not load this quantized layout at this TP, or nullopt when it would:
+// - a 4-bit format (AWQ, GPTQ) over the GDN gate projection in_proj_ba, whose packed
+//   layout vLLM's Qwen3.5/Qwen3-Next loaders do not verify (the published 4-bit
+//   checkpoints leave it unquantized; ../shared/seeds/hybrid-linear-attention.txt);
+// - a row-parallel layer whose inputs per rank are not whole groups (awq.py / gptq.py:
+//   "The input size is not aligned with the quantized weight shape");
+// - an AWQ column-parallel layer whose outputs per rank are not whole int32 words of eight
+//   4-bit weights ("The output size is not aligned with the quantized weight shape").
+std::optional<std::string> QuantizedLayoutViolation(const ModelCard& card, int tp,
+                                                    const Quantization& quant);
 
 }  // namespace fleetsim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "model/cache_shapes.h"
 
@@ -28,11 +29,14 @@ AnalyticConstants AnalyticConstants::Uncalibrated() {
 
 KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
                                AnalyticConstants constants)
+    : KernelRoofline(hardware, dtype, DefaultAttentionPlan(hardware.attention), constants) {}
+
+KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype, AttentionPlan attention,
+                               AnalyticConstants constants)
     : c_(constants),
-      split_kv_(hardware.attention_backend.split_kv_decode),
-      split_needs_groups_(hardware.attention_backend.split_kv_grouped_heads_only),
-      query_tile_rows_(hardware.attention_backend.query_tile_rows),
-      packs_gqa_(hardware.attention_backend.packs_gqa) {
+      attention_(std::move(attention)),
+      query_tile_rows_(attention_.backend.query_tile_rows),
+      packs_gqa_(attention_.backend.packs_gqa) {
   peak_flops_ = hardware.Peak16BitFlops(dtype);
   bandwidth_ = hardware.memory_bandwidth_bytes_per_s.value;
   // memory_efficiency was fitted on HBM cards; a card whose streaming rate was measured
@@ -56,10 +60,45 @@ KernelRoofline::KernelRoofline(const HardwareSpec& hardware, Dtype dtype,
   act_bytes_ = BytesOf(dtype);
 }
 
-double KernelRoofline::GemmUs(double m, double n, double k) const {
+DecodeKernelContext KernelRoofline::DecodeContext() const {
+  DecodeKernelContext d;
+  d.peak_flops = peak_flops_;
+  d.bandwidth = bandwidth_;
+  d.memory_efficiency = c_.memory_efficiency;
+  d.attention_efficiency = c_.attention_efficiency;
+  d.compute_units = compute_units_;
+  d.kv_bytes = act_bytes_;
+  d.attention_launch_s = c_.attention_launch_s;
+  d.attention_tile_s = c_.attention_tile_s;
+  // vLLM's causal_conv1d_update is a single small Triton kernel; its fitted fixed cost is
+  // the one sourced figure for a small Triton or HIP kernel's launch under CUDA graphs.
+  d.small_kernel_launch_s = c_.gdn_update_launch_s;
+  d.kv_split_tokens = static_cast<double>(c_.kv_split_tokens);
+  return d;
+}
+
+double KernelRoofline::GemmUs(double m, double n, double k, const WeightFormat* weights) const {
   const double efficiency = c_.gemm_efficiency * m / (m + c_.gemm_half_m);
-  const double compute = 2 * m * n * k / (peak_flops_ * efficiency);
-  const double memory = (m * k + n * k + m * n) * act_bytes_ / (bandwidth_ * c_.memory_efficiency);
+  if (weights == nullptr) {
+    const double compute = 2 * m * n * k / (peak_flops_ * efficiency);
+    const double memory =
+        (m * k + n * k + m * n) * act_bytes_ / (bandwidth_ * c_.memory_efficiency);
+    return (std::max(compute, memory) + c_.launch_s) * 1e6;
+  }
+  // Quantized: the weights stream at their stored size, and the multiply runs at the
+  // format's tensor rate after a dequantization on the vector units that every m-tile of
+  // the output repeats, in the same main loop. Its compute is that of at least 16 rows (the
+  // smallest MMA tile: WMMA 16x16x16 on RDNA3, mma.m16n8k16 in Marlin) at the large-GEMM
+  // fraction of peak, not the fitted small-m fall-off: that fit comes from 16-bit GEMMs,
+  // which stream four times the bytes and so never expose their compute at small m, while
+  // the 4-bit kernels stay memory-bound up to 16-32 rows (Frantar et al., MARLIN, 2024:
+  // near-ideal 4x speedups up to batch sizes of 16-32).
+  const double rows = std::max(m, 16.0);
+  const double dequant = n * k * weights->dequant_ops_per_weight *
+                         std::ceil(m / weights->dequant_tile_rows) / weights->vector_flops;
+  const double compute = 2 * rows * n * k / (weights->peak_flops * c_.gemm_efficiency) + dequant;
+  const double memory = ((m * k + m * n) * act_bytes_ + n * k * weights->bytes_per_weight) /
+                        (bandwidth_ * c_.memory_efficiency);
   return (std::max(compute, memory) + c_.launch_s) * 1e6;
 }
 
@@ -131,35 +170,25 @@ double KernelRoofline::AttentionPrefillUs(double batch, double chunk, double his
   return CallUs(work, q_heads, kv_heads);
 }
 
-// A pure-decode call: every backend packs a KV group's query heads into one tile (FA2 via
-// seqlenq_ngroups_swapped) and, where it splits KV, spreads a sequence over several SMs --
-// on FA2 only with grouped query heads (the catalog's split_kv_decode.grouped_heads_only),
-// so an MHA decode there runs one unsplit tile per sequence and head.
+// A pure-decode call, priced by the decode kernel's launch grid (perf/decode_kernels.h).
+// More than one query token per sequence (speculative decoding) is a prefill-style call on
+// every backend: ROCm's dispatch sends it to the prefix-prefill kernel, FA2 loses its head
+// packing, and PR 45916's split path is never taken.
 double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                                         double head_dim, double kv_longest) const {
-  kv_longest = std::max(kv, kv_longest);
-  const double bytes = batch * kv * kv_heads * 2 * head_dim * act_bytes_;
-  const double flops = batch * 4 * kv * q_heads * head_dim;
-  // Work units: sequences x KV heads, times KV splits where the backend splits.
-  double splits = 1;
-  if (split_kv_ && (!split_needs_groups_ || q_heads > kv_heads)) {
-    const double max_splits =
-        std::max(1.0, std::ceil(kv_longest / static_cast<double>(c_.kv_split_tokens)));
-    splits = std::min(max_splits, std::max(1.0, std::ceil(compute_units_ / (batch * kv_heads))));
+                                         double head_dim, double kv_longest,
+                                         double query_len) const {
+  if (query_len > 1) {
+    return AttentionPrefillUs(batch, query_len, std::max(0.0, kv - query_len), q_heads, kv_heads,
+                              head_dim);
   }
-  // Work items (sequence x KV head x split) of kv_longest / splits keys at most fill the
-  // compute units: the makespan is the longest item's (one SM's share of the rate) or all
-  // the work at the full rate. Uniform contexts: items / compute units, capped at one.
-  const double occupancy =
-      kv_longest > kv
-          ? std::min(1.0, batch * kv_heads * kv / (compute_units_ * kv_longest / splits))
-          : std::min(1.0, batch * kv_heads * splits / compute_units_);
-  const double compute = flops / (peak_flops_ * c_.attention_efficiency);
-  const double memory = bytes / (bandwidth_ * c_.memory_efficiency);
-  const double tiles = batch * kv_heads * std::ceil(q_heads / kv_heads / query_tile_rows_);
-  return (std::max(compute, memory) / occupancy + c_.attention_launch_s +
-          tiles / compute_units_ * c_.attention_tile_s) *
-         1e6;
+  return DecodeLaunch(batch, kv, q_heads, kv_heads, head_dim, kv_longest).Us();
+}
+
+DecodeGridReport KernelRoofline::DecodeLaunch(double batch, double kv, double q_heads,
+                                              double kv_heads, double head_dim,
+                                              double kv_longest) const {
+  return DecodeKernelGrid(attention_, DecodeContext(),
+                          {batch, kv, q_heads, kv_heads, head_dim, kv_longest});
 }
 
 // One call for the chunk and the decodes. Unpacked (FA2), the decodes lose the pure-decode
@@ -169,6 +198,12 @@ double KernelRoofline::AttentionDecodeUs(double batch, double kv, double q_heads
 double KernelRoofline::AttentionMixedUs(double chunk, double history, double decodes, double kv,
                                         double q_heads, double kv_heads, double head_dim,
                                         double kv_longest) const {
+  // ROCM_ATTN (chunked_prefill_paged_decode): the prefix-prefill kernel serves the prefill
+  // (skip_decode), then the decode kernel the decodes -- two calls.
+  if (attention_.decode.grid != DecodeGrid::kFlashSplit) {
+    return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
+           AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest);
+  }
   if (packs_gqa_) {
     const double launch_us = c_.attention_launch_s * 1e6;
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
@@ -240,9 +275,12 @@ double KernelRoofline::GdnRecurrentDecodeUs(double batch, double k_heads, double
 }
 
 double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double top_k,
-                             double activated, double shared_inter) const {
+                             double activated, double shared_inter,
+                             const WeightFormat* format) const {
   const double flops = 2 * tokens * (top_k * 3 * hidden * inter + 3 * hidden * shared_inter);
-  const double weights = (activated * 3 * hidden * inter + 3 * hidden * shared_inter) * act_bytes_;
+  const double weight_bytes = format ? format->bytes_per_weight : act_bytes_;
+  const double weights =
+      (activated * 3 * hidden * inter + 3 * hidden * shared_inter) * weight_bytes;
   const double rows_per_expert = tokens * top_k / std::max(1.0, activated);
   const double efficiency =
       c_.gemm_efficiency * rows_per_expert / (rows_per_expert + c_.gemm_half_m);
@@ -254,7 +292,50 @@ double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double 
 
 AnalyticKernels::AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
                                  AnalyticConstants constants)
-    : card_(card), tp_(tp), r_(hardware, card.dtype, constants), act_bytes_(BytesOf(card.dtype)) {}
+    : AnalyticKernels(card, hardware, tp, DefaultAttentionPlan(hardware.attention),
+                      card.quantization.value_or(Quantization{}), constants) {}
+
+AnalyticKernels::AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                                 const AttentionPlan& attention, const Quantization& quantization,
+                                 AnalyticConstants constants)
+    : card_(card),
+      tp_(tp),
+      r_(hardware, card.dtype, attention, constants),
+      act_bytes_(BytesOf(card.dtype)),
+      quantization_(quantization),
+      quantized_(WeightFormatFor(quantization, hardware, card.dtype)) {}
+
+// The checkpoint module a GEMM kernel multiplies by (for the quantization's exclusions).
+namespace {
+const char* ModuleOf(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kQkvProj:
+      return "model.layers.0.self_attn.qkv_proj";
+    case Kernel::kOProj:
+      return "model.layers.0.self_attn.o_proj";
+    case Kernel::kGateUpProj:
+      return "model.layers.0.mlp.gate_up_proj";
+    case Kernel::kDownProj:
+      return "model.layers.0.mlp.down_proj";
+    case Kernel::kGdnInProj:
+      return "model.layers.0.linear_attn.in_proj_qkvz";
+    case Kernel::kGdnOutProj:
+      return "model.layers.0.linear_attn.out_proj";
+    default:  // lm_head and the embedding stay in the model dtype
+      return nullptr;
+  }
+}
+}  // namespace
+
+const WeightFormat* AnalyticKernels::FormatOf(Kernel kernel) const {
+  const char* module = ModuleOf(kernel);
+  return module && quantization_.Quantizes(module) ? &quantized_ : nullptr;
+}
+
+DecodeGridReport AnalyticKernels::DecodeLaunch(int64_t n, int64_t kv) const {
+  const AttentionHeads h = HeadsPerRank();
+  return r_.DecodeLaunch(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
+}
 
 std::optional<GemmDims> AnalyticKernels::GemmDimsOf(Kernel kernel) const {
   const double h = static_cast<double>(card_.hidden_size);
@@ -294,7 +375,18 @@ std::optional<GemmDims> AnalyticKernels::GemmDimsOf(Kernel kernel) const {
 std::optional<double> AnalyticKernels::DenseUs(Kernel kernel, int64_t tokens) const {
   if (FileOf(kernel) != BundleFile::kDense) return std::nullopt;
   const auto t = static_cast<double>(tokens);
-  if (const auto gemm = GemmDimsOf(kernel)) return r_.GemmUs(t, gemm->n, gemm->k);
+  if (const auto gemm = GemmDimsOf(kernel)) {
+    const WeightFormat* format = FormatOf(kernel);
+    // A quantized GDN input projection is two GEMMs: in_proj_qkvz in the quantized format,
+    // and the gates' in_proj_ba (2 x value heads wide) wherever the quantization leaves it.
+    if (kernel == Kernel::kGdnInProj && format != nullptr) {
+      const double ba = 2.0 * card_.linear->num_v_heads / tp_;
+      const bool ba_quantized = quantization_.Quantizes("model.layers.0.linear_attn.in_proj_ba");
+      return r_.GemmUs(t, gemm->n - ba, gemm->k, format) +
+             r_.GemmUs(t, ba, gemm->k, ba_quantized ? format : nullptr);
+    }
+    return r_.GemmUs(t, gemm->n, gemm->k, format);
+  }
   const double h = static_cast<double>(card_.hidden_size);
   const double tp = tp_;
   const AttentionShape& a = card_.attention;
@@ -404,10 +496,12 @@ std::optional<double> AnalyticKernels::GdnUs(Kernel kernel, int64_t prefill_toke
 double AnalyticKernels::MoeUs(int64_t tokens, int64_t activated) const {
   if (!card_.moe) return -1;
   const MoeShape& m = *card_.moe;
+  const WeightFormat* format =
+      quantization_.Quantizes("model.layers.0.mlp.experts") ? &quantized_ : nullptr;
   return r_.MoeUs(static_cast<double>(tokens), static_cast<double>(card_.hidden_size),
                   static_cast<double>(m.expert_intermediate) / tp_, m.experts_per_token,
                   static_cast<double>(activated),
-                  static_cast<double>(m.shared_expert_intermediate) / tp_);
+                  static_cast<double>(m.shared_expert_intermediate) / tp_, format);
 }
 
 }  // namespace fleetsim

@@ -7,10 +7,12 @@
 // GDN's chunked delta rule is the exception to the roofline's max(): each (sequence, value
 // head) walks its chunks on one SM after loading its fp32 state (see GdnChunkPrefillUs).
 // Compute efficiency falls at small GEMM m (too few rows to fill the tensor cores):
-// eff(m) = gemm_efficiency x m / (m + gemm_half_m). Paged-attention decode parallelizes
-// over sequences x KV heads per rank x KV splits; against the GPU's compute units that is
-// its occupancy -- one sequence with 4 KV heads leaves a large GPU mostly idle unless the
-// backend splits the KV range (split-KV, a backend trait).
+// eff(m) = gemm_efficiency x m / (m + gemm_half_m). Quantized weights (perf/weight_format.h)
+// stream fewer bytes and, where the GPU cannot multiply their format, pay a
+// dequantization on the vector units. Paged-attention decode is priced by the launch grid
+// of the decode kernel the instance runs (perf/decode_kernels.h, the AttentionPlan):
+// sequences x KV heads per rank x splits, against the GPU's compute units -- one sequence
+// with 2 KV heads on a kernel without a split leaves an 84-CU card almost idle.
 // An attention call with multi-token queries runs thread-block tiles of the backend's query
 // rows (the catalog's attention_backend.query_tile): FlashAttention 3 packs a KV group's
 // query heads into 128-row tiles, FlashAttention 2 gives every query head its own 64-row
@@ -24,9 +26,13 @@
 #include <optional>
 #include <string>
 
+#include "model/attention_backend.h"
 #include "model/hardware.h"
 #include "model/model_card.h"
+#include "model/quantization.h"
+#include "perf/decode_kernels.h"
 #include "perf/layer_kernels.h"
+#include "perf/weight_format.h"
 
 namespace fleetsim {
 
@@ -76,17 +82,27 @@ inline constexpr double kGdnDecodeTileRows = 8;
 // and what calibration and comparison against measured kernel tables evaluate.
 class KernelRoofline {
  public:
+  // With the GPU's default attention plan for a typical GQA model (DefaultAttentionPlan).
   KernelRoofline(const HardwareSpec& hardware, Dtype dtype, AnalyticConstants constants = {});
+  // With the attention backend and decode kernel an instance resolved.
+  KernelRoofline(const HardwareSpec& hardware, Dtype dtype, AttentionPlan attention,
+                 AnalyticConstants constants = {});
 
-  double GemmUs(double m, double n, double k) const;
+  // `weights`: the stored format (nullptr: the activation dtype).
+  double GemmUs(double m, double n, double k, const WeightFormat* weights = nullptr) const;
   double ElementwiseUs(double bytes) const;
   // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
   double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
                             double kv_heads, double head_dim) const;
-  // `batch` decodes over `kv` cached tokens each; or over `kv` on average with the longest
-  // over `kv_longest` (decode skew: that sequence's share of the work outlasts the rest).
+  // `batch` decodes over `kv` tokens each (history and the new ones); or over `kv` on
+  // average with the longest over `kv_longest` (decode skew: that sequence's share of the
+  // work outlasts the rest). `query_len` new tokens per sequence (1; more with speculative
+  // tokens, which every backend serves as a prefill-style call, see perf/decode_kernels.h).
   double AttentionDecodeUs(double batch, double kv, double q_heads, double kv_heads,
-                           double head_dim, double kv_longest = 0) const;
+                           double head_dim, double kv_longest = 0, double query_len = 1) const;
+  // The decode kernel's launch grid for that call (one query token per sequence).
+  DecodeGridReport DecodeLaunch(double batch, double kv, double q_heads, double kv_heads,
+                                double head_dim, double kv_longest = 0) const;
   // One call serving a prefill chunk of `chunk` tokens over `history` cached tokens and
   // `decodes` decodes over `kv` cached tokens each, as vLLM runs a mixed step (one varlen
   // call per layer, so one launch).
@@ -94,7 +110,7 @@ class KernelRoofline {
                           double kv_heads, double head_dim, double kv_longest = 0) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
-               double shared_inter) const;
+               double shared_inter, const WeightFormat* weights = nullptr) const;
 
   // GDN, heads per rank: `tokens` tokens of `sequences` prompts through the short causal
   // convolution over `conv_dim` channels (2 Hk Dk + Hv Dv) with a `kernel`-wide filter.
@@ -109,6 +125,7 @@ class KernelRoofline {
 
   const AnalyticConstants& constants() const { return c_; }
   double compute_units() const { return compute_units_; }
+  const AttentionPlan& attention() const { return attention_; }
 
  private:
   // The query tiles of one attention call, for their makespan over the SMs.
@@ -124,9 +141,10 @@ class KernelRoofline {
   double TileKeySeconds(double rows, double head_dim) const;
   double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
 
+  DecodeKernelContext DecodeContext() const;
+
   AnalyticConstants c_;
-  bool split_kv_;
-  bool split_needs_groups_;
+  AttentionPlan attention_;
   double query_tile_rows_;
   bool packs_gqa_;
   double peak_flops_;
@@ -143,7 +161,13 @@ struct GemmDims {
 
 class AnalyticKernels {
  public:
+  // The GPU's default attention plan and the checkpoint's own quantization.
   AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                  AnalyticConstants constants = {});
+  // The attention plan and quantization an instance resolved (engine/kv_cache_layout.h,
+  // engine/engine_config.h).
+  AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
+                  const AttentionPlan& attention, const Quantization& quantization,
                   AnalyticConstants constants = {});
 
   // Microseconds for `tokens` tokens of a dense.csv kernel; nullopt for one the model
@@ -152,6 +176,11 @@ class AnalyticKernels {
   std::optional<double> DenseUs(Kernel kernel, int64_t tokens) const;
   // The (n, k) of a kernel that is a GEMM at this TP (projections and lm_head).
   std::optional<GemmDims> GemmDimsOf(Kernel kernel) const;
+  // The storage format of a GEMM kernel's weights (nullptr: the model dtype).
+  const WeightFormat* FormatOf(Kernel kernel) const;
+  // One decode step's attention launch grid for `n` sequences over `kv` tokens.
+  DecodeGridReport DecodeLaunch(int64_t n, int64_t kv) const;
+  const KernelRoofline& roofline() const { return r_; }
   // lm_head and sampler for `sequences` sampled sequences; nullopt for other kernels.
   std::optional<double> PerSequenceUs(Kernel kernel, int64_t sequences) const;
   // One attention layer: a prefill chunk over kv_prefill tokens of history, or n decodes
@@ -180,6 +209,8 @@ class AnalyticKernels {
   int tp_;
   KernelRoofline r_;
   double act_bytes_;
+  Quantization quantization_;
+  WeightFormat quantized_;  // the format of every quantized module
 };
 
 }  // namespace fleetsim

@@ -278,6 +278,8 @@ void ReadMeta(const fs::path& dir, Bundle& bundle) {
       engine.block_size = entry.Get<int>(meta_key::kBlockSize);
       engine.kv_cache_bytes = entry.GetOr<int64_t>(meta_key::kKvCacheBytes, 0);
       engine.max_num_batched_tokens = entry.GetOr<int>(meta_key::kMaxNumBatchedTokens, 0);
+      engine.attention_backend = entry.GetOr<std::string>(meta_key::kAttentionBackend, "");
+      engine.decode_kernel = entry.GetOr<std::string>(meta_key::kDecodeKernel, "");
       bundle.engine_resolved[std::stoi(key)] = engine;
     }
   }

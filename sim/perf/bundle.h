@@ -65,8 +65,10 @@ struct BundleTables {
 // What the engine that produced the bundle resolved, per TP degree (fleetsim bundles).
 struct BundleEngineResolved {
   int block_size = 0;
-  int64_t kv_cache_bytes = 0;
+  int64_t kv_cache_bytes = 0;  // 0 when the weights do not fit (weights_do_not_fit says why)
   int max_num_batched_tokens = 0;
+  std::string attention_backend;  // empty in bundles that predate it
+  std::string decode_kernel;
 };
 
 struct Bundle {

@@ -96,6 +96,13 @@ inline constexpr const char* kMambaPageBytes = "mamba_page_bytes";
 inline constexpr const char* kMambaPagePaddedBytes = "mamba_page_padded_bytes";
 inline constexpr const char* kMaxNumBatchedTokens = "max_num_batched_tokens";
 inline constexpr const char* kKvCacheBytes = "kv_cache_bytes";
+// fleetsim bundles, per TP: why no KV budget (the weights do not fit the GPU), and the
+// attention backend and decode kernel the attention table prices, with why.
+inline constexpr const char* kWeightsDoNotFit = "weights_do_not_fit";
+inline constexpr const char* kQuantization = "quantization";
+inline constexpr const char* kAttentionBackend = "attention_backend";
+inline constexpr const char* kDecodeKernel = "decode_kernel";
+inline constexpr const char* kAttentionWhy = "attention_why";
 inline constexpr const char* kKernelOrigin = "kernel_origin";  // kernel-db: per TP, per kernel
 // {enabled, bucket_axes: {n_bins, n_labels, skew_rate_*, kv_big_*, kp_*}, per_tp: {N:
 // {alpha_default}}} (perf/skew_fit.h).

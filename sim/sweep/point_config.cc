@@ -118,13 +118,15 @@ std::string PointConfigYaml(const SweepSpec& spec, const SweepPoint& point) {
   const auto at = [](YAML::Node node, std::string_view key) { return node[std::string(key)]; };
   if (point.tp) at(group, kGroupTp.key()) = *point.tp;
   if (point.replicas) at(group, kGroupReplicas.key()) = *point.replicas;
-  if (point.enable_prefix_caching || point.max_num_batched_tokens || point.max_num_seqs) {
+  if (point.enable_prefix_caching || point.max_num_batched_tokens || point.max_num_seqs ||
+      point.block_size) {
     YAML::Node engine = MappingAt(group, std::string(kGroupEngine.key));
     if (point.enable_prefix_caching)
       at(engine, kEnablePrefixCaching.key()) = *point.enable_prefix_caching;
     if (point.max_num_batched_tokens)
       at(engine, kMaxNumBatchedTokens.key()) = *point.max_num_batched_tokens;
     if (point.max_num_seqs) at(engine, kMaxNumSeqs.key()) = *point.max_num_seqs;
+    if (point.block_size) at(engine, kBlockSize.key()) = *point.block_size;
   }
   if (point.policy || point.capacity_weighted) {
     YAML::Node gateways = MappingAt(root, std::string(kGateways.key));

@@ -8,6 +8,7 @@
 #include "core/input_error.h"
 #include "core/project_paths.h"
 #include "engine/engine_config.h"
+#include "engine/kv_cache_layout.h"
 #include "model/model_catalog.h"
 #include "output/table_reader.h"
 
@@ -64,6 +65,10 @@ PointResult ReadPointResult(const fs::path& config_path, const fs::path& result_
     r.prefix_caching = engine.prefix_caching;
     r.max_num_batched_tokens = engine.max_num_batched_tokens;
     r.max_num_seqs = engine.max_num_seqs;
+    const KvCacheLayout layout = ResolveKvCacheLayout(card, engine, error, &*g.budget.hardware);
+    r.block_size = layout.block_size;
+    r.attention_backend = layout.attention->backend.name;
+    r.decode_kernel = layout.attention->decode.name;
   }
   if (r.hardware.empty())
     throw InputError(config_path.string(), 0, "instance_groups", "no group '" + group_name + "'");

@@ -26,6 +26,11 @@ struct PointResult {
   bool prefix_caching = false;
   int max_num_batched_tokens = 0;
   int max_num_seqs = 0;
+  // What the engine resolves on that GPU: the block size, and vLLM's attention backend and
+  // decode kernel for it (a hybrid falls off the fast kernel at some block sizes, TPs, GPUs).
+  int block_size = 0;
+  std::string attention_backend;
+  std::string decode_kernel;
   // The gateways.
   std::string policy;
   bool capacity_weighted = false;

@@ -19,6 +19,7 @@ constexpr ApplyValue kAxes[] = {
       p.max_num_batched_tokens = a.max_num_batched_tokens[i];
     },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.max_num_seqs = a.max_num_seqs[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.block_size = a.block_size[i]; },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.policy = a.policy[i]; },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
       p.capacity_weighted = static_cast<bool>(a.capacity_weighted[i]);
@@ -33,6 +34,7 @@ std::vector<std::size_t> AxisSizes(const SweepAxes& a) {
           a.enable_prefix_caching.size(),
           a.max_num_batched_tokens.size(),
           a.max_num_seqs.size(),
+          a.block_size.size(),
           a.policy.size(),
           a.capacity_weighted.size(),
           a.hardware.size(),
@@ -84,6 +86,7 @@ std::string DescribePoint(const SweepPoint& p) {
   if (p.max_num_batched_tokens)
     add("max_num_batched_tokens", std::to_string(*p.max_num_batched_tokens));
   if (p.max_num_seqs) add("max_num_seqs", std::to_string(*p.max_num_seqs));
+  if (p.block_size) add("block_size", std::to_string(*p.block_size));
   if (p.policy) add("policy", *p.policy);
   if (p.capacity_weighted) add("capacity_weighted", flag(*p.capacity_weighted));
   if (p.hardware) add("hardware", fs::path(*p.hardware).stem().string());

@@ -26,6 +26,7 @@ struct SweepPoint {
   std::optional<bool> enable_prefix_caching;
   std::optional<int> max_num_batched_tokens;
   std::optional<int> max_num_seqs;
+  std::optional<int> block_size;
   std::optional<std::string> policy;
   std::optional<bool> capacity_weighted;
   std::optional<std::string> hardware;

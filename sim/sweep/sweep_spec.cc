@@ -112,12 +112,13 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   using namespace cluster_settings;
   using namespace engine_settings;
   axes.RejectUnknownKeys({kGroupTp.key(), kEnablePrefixCaching.key(), kMaxNumBatchedTokens.key(),
-                          kMaxNumSeqs.key(), kGatewayPolicy.key(), kCapacityWeighted.key(),
-                          "hardware", "rate_scale"});
+                          kMaxNumSeqs.key(), kBlockSize.key(), kGatewayPolicy.key(),
+                          kCapacityWeighted.key(), "hardware", "rate_scale"});
   const auto tp = ReadAxis<int>(axes, kGroupTp.key());
   const auto caching = ReadAxis<bool>(axes, kEnablePrefixCaching.key());
   const auto batched = ReadAxis<int>(axes, kMaxNumBatchedTokens.key());
   const auto seqs = ReadAxis<int>(axes, kMaxNumSeqs.key());
+  const auto blocks = ReadAxis<int>(axes, kBlockSize.key());
   const auto policy = ReadAxis<std::string>(axes, kGatewayPolicy.key());
   const auto weighted = ReadAxis<bool>(axes, kCapacityWeighted.key());
   const auto hardware = ReadAxis<std::string>(axes, "hardware");
@@ -126,6 +127,7 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   CheckAxis(axes, tp, kGroupTp);
   CheckAxis(axes, batched, kMaxNumBatchedTokens);
   CheckAxis(axes, seqs, kMaxNumSeqs);
+  CheckAxis(axes, blocks, kBlockSize);
   for (const AxisValue<std::string>& v : policy) {
     if (!ParseRoutingPolicy(v.value)) {
       throw InputError(axes.file(), v.line, v.field,
@@ -174,6 +176,7 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   spec.axes.enable_prefix_caching = Values(caching);
   spec.axes.max_num_batched_tokens = Values(batched);
   spec.axes.max_num_seqs = Values(seqs);
+  spec.axes.block_size = Values(blocks);
   spec.axes.policy = Values(policy);
   spec.axes.capacity_weighted = Values(weighted);
   spec.axes.rate_scale = Values(rate);

@@ -45,6 +45,7 @@ struct SweepAxes {
   std::vector<bool> enable_prefix_caching;
   std::vector<int> max_num_batched_tokens;
   std::vector<int> max_num_seqs;
+  std::vector<int> block_size;
   std::vector<std::string> policy;
   std::vector<bool> capacity_weighted;
   std::vector<std::string> hardware;  // catalog names, or absolute paths to hardware files

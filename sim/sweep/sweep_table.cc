@@ -52,6 +52,10 @@ output::TableSchema SweepSchema() {
   FLEETSIM_COLUMN(s, Int32, prefix_caching, "flag");
   FLEETSIM_COLUMN(s, Int32, max_num_batched_tokens, "tokens");
   FLEETSIM_COLUMN(s, Int32, max_num_seqs, "requests");
+  FLEETSIM_COLUMN(s, Int32, block_size, "tokens");
+  s.String("attention_backend", offsetof(SweepRow, attention_backend),
+           sizeof(SweepRow::attention_backend));
+  s.String("decode_kernel", offsetof(SweepRow, decode_kernel), sizeof(SweepRow::decode_kernel));
   s.String("policy", offsetof(SweepRow, policy), sizeof(SweepRow::policy));
   FLEETSIM_COLUMN(s, Int32, capacity_weighted, "flag");
   FLEETSIM_COLUMN(s, Float64, rate_scale, "factor");
@@ -83,6 +87,9 @@ SweepRow SweepRowOf(int point, const PointResult& r, const SweepSpec& spec) {
   row.prefix_caching = r.prefix_caching ? 1 : 0;
   row.max_num_batched_tokens = r.max_num_batched_tokens;
   row.max_num_seqs = r.max_num_seqs;
+  row.block_size = r.block_size;
+  output::CopyName(row.attention_backend, r.attention_backend);
+  output::CopyName(row.decode_kernel, r.decode_kernel);
   output::CopyName(row.policy, r.policy);
   row.capacity_weighted = r.capacity_weighted ? 1 : 0;
   row.rate_scale = r.rate_scale;

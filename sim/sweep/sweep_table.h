@@ -32,7 +32,10 @@ struct SweepRow {
   int32_t max_num_batched_tokens;
   int32_t max_num_seqs;
   int32_t capacity_weighted;  // 1 or 0
+  int32_t block_size;         // as the engine resolved it
   char hardware[kMaxLabelBytes];
+  char attention_backend[24];
+  char decode_kernel[40];
   char policy[24];
   double rate_scale;  // of the point's run (max_rate: of the kept run)
   double throughput_rps;

@@ -111,7 +111,8 @@ TEST(InspectCli, RefusalsAreOneLineWithExitCode2) {
        "--long-prefill-token-threshold"},
       {"inspect --model no-such-model", "known: llama-3.1-70b"},
       {"inspect --model qwen3.8-27b --hardware TPU", "known: A100-SXM-80GB"},
-      {"inspect --model llama-3.1-70b --hardware RTX-4090", "raise --tp"},
+      // 70.6e9 bf16 weights are 131.4 GiB; 23.99 GiB x 0.90 = 21.59 GiB usable.
+      {"inspect --model llama-3.1-70b --hardware RTX-4090", "do not fit RTX-4090's 23.99 GiB"},
       {"inspect --gpu-memory-utilization 0.8", "needs --hardware"},
       {"inspect --tp two", "--tp"},
       {"inspect --frobnicate", "frobnicate"},
@@ -135,13 +136,81 @@ TEST(InspectCli, BadModelCardNamesFileLineAndField) {
   EXPECT_TRUE(Contains(r.err, "bad_config.json:4: hidden_size: expected an integer")) << r.err;
 }
 
+// With a GPU, inspect says which attention backend and decode kernel vLLM runs there, and
+// why (the conditions the skipped kernels failed), and how the weights are stored.
+TEST(InspectCli, NamesTheAttentionBackendAndDecodeKernelAndWhy) {
+  auto r = RunFleetsim("inspect --model qwen3.8-27b-awq --tp 2 --hardware RX-7900-XT");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "backend                     ROCM_ATTN on RX-7900-XT")) << r.out;
+  EXPECT_TRUE(Contains(r.out,
+                       "decode kernel               triton_paged_attention_2d "
+                       "(per_sequence_head grid; skipped rocm_paged_attention: head "
+                       "size 256 is not 128"))
+      << r.out;
+  EXPECT_TRUE(Contains(r.out, "awq, 4-bit weights, group 128 (zero points), W4A16 (config.json)"))
+      << r.out;
+  r = RunFleetsim("inspect --model qwen3-8b --tp 2 --hardware RX-7900-XT --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node doc = YAML::Load(r.out);
+  EXPECT_EQ(doc["attention_backend"]["backend"].as<std::string>(), "ROCM_ATTN");
+  EXPECT_EQ(doc["attention_backend"]["decode_kernel"].as<std::string>(), "rocm_paged_attention");
+  EXPECT_EQ(doc["attention_backend"]["alignment_base"].as<int>(), 16);
+  r = RunFleetsim("inspect --model qwen3-8b --hardware H100-SXM");
+  EXPECT_TRUE(Contains(r.out, "decode kernel               flash_attn_3")) << r.out;
+  // Without a GPU there is no choice to report.
+  r = RunFleetsim("inspect --model qwen3-8b");
+  EXPECT_TRUE(Contains(r.out, "not chosen: vLLM chooses per GPU (give --hardware)")) << r.out;
+}
+
+TEST(InspectCli, AnImpossiblePinIsOneLineExitTwoNamingTheCondition) {
+  const auto r = RunFleetsim(
+      "inspect --model qwen3-8b --tp 2 --hardware RX-7900-XT "
+      "--decode-kernel triton_paged_attention_2d_splitkv");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Contains(r.err,
+                       "--decode-kernel: triton_paged_attention_2d_splitkv cannot run "
+                       "this model: head size 128 is not 256"))
+      << r.err;
+}
+
+TEST(InspectCli, WeightsThatDoNotFitNameTheShortfall) {
+  const auto r = RunFleetsim("inspect --model qwen3.8-27b --tp 2 --hardware RX-7900-XT");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_TRUE(Contains(r.err, "GiB short, before any KV cache")) << r.err;
+  // Quantized to 4 bits (as a group's `quantization: awq` would), the same model fits.
+  const auto q =
+      RunFleetsim("inspect --model qwen3.8-27b --tp 2 --hardware RX-7900-XT --quantization awq");
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_TRUE(
+      Contains(q.out, "awq, 4-bit weights, group 128 (zero points), W4A16 (engine setting)"))
+      << q.out;
+}
+
+// One decode step per kernel: on the RX 7900 XT the 16 attention layers' Triton 2D kernel
+// runs 2 programs (one per KV head per rank), each streaming 32,769 tokens x 1,024 B of K
+// and V at the catalog's 27.5 GB/s per program: 1,220.2 us, plus one small-kernel launch
+// (the calibrated gdn_update_launch_s, 1.8 us): 1,222.0 us each.
+TEST(InspectCli, DecodeStepPricesEachKernel) {
+  const auto r = RunFleetsim(
+      "inspect --model qwen3.8-27b-awq --tp 2 --hardware RX-7900-XT --decode-step 32768");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "2 programs (1 split(s)), 1.00 wave(s)")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "full_attention attention  1222.0 us x 16")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "bound by per-program rate")) << r.out;
+  EXPECT_EQ(RunFleetsim("inspect --model qwen3-8b --decode-step 100").exit_code, 2);
+}
+
 TEST(InspectCli, HelpListsEveryOption) {
   const auto r = RunFleetsim("inspect --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option :
        {"--model", "--tp", "--enable-prefix-caching", "--no-chunked-prefill", "--block-size",
         "--num-speculative-tokens", "--max-model-len", "--max-num-batched-tokens",
-        "--kv-cache-memory-bytes", "--hardware", "--gpu-memory-utilization", "--json"}) {
+        "--kv-cache-memory-bytes", "--hardware", "--gpu-memory-utilization", "--attention-backend",
+        "--decode-kernel", "--quantization", "--quantization-group-size", "--decode-step",
+        "--decode-batch", "--json"}) {
     EXPECT_TRUE(Contains(r.out, option)) << option;
   }
 }

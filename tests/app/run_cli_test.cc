@@ -337,6 +337,41 @@ TEST_F(RunCli, BadInputIsOneLineExitTwoAndLeavesNoFile) {
   EXPECT_NE(missing_dir.err.find("--output"), std::string::npos) << missing_dir.err;
 }
 
+// A group whose weights do not fit its GPUs, or whose attention pin cannot run, is one
+// located line and exit 2: the key's line, the shortfall or the failed condition. The 27B
+// in bf16 is 13.68B parameters per rank at TP 2 (13.45B text + 0.23B vision, as inspect
+// counts them), 27.36e9 B = 25.48 GiB, against 21,458,059,264 B (19.98 GiB, the catalog's
+// rocm-smi figure) x 0.90 = 17.99 GiB; the split-KV kernel admits only head size 256
+// (vLLM PR 45916) and Qwen3-8B's is 128.
+TEST_F(RunCli, WeightsThatDoNotFitAndImpossiblePinsNameTheGroup) {
+  Write("one.jsonl", "{\"arrival_s\": 0, \"input_tokens\": 100, \"output_tokens\": 2}\n");
+  Write("bf16.yaml",
+        "instance_groups:\n  - name: big\n    model: qwen3.8-27b\n    hardware: RX-7900-XT\n"
+        "    tp: 2\n");
+  Write("pin.yaml",
+        "instance_groups:\n  - name: dense\n    model: qwen3-8b\n    hardware: RX-7900-XT\n"
+        "    tp: 2\n    engine:\n      decode_kernel: triton_paged_attention_2d_splitkv\n");
+  struct Case {
+    std::string cluster, mention;
+  };
+  for (const Case& c : {Case{"bf16.yaml",
+                             "bf16.yaml:5: instance_groups.big.tp: the weights per rank (25.48 GiB "
+                             "at TP 2) do not fit RX-7900-XT's 19.98 GiB x gpu_memory_utilization "
+                             "0.90 = 17.99 GiB: 7.50 GiB short"},
+                        Case{"pin.yaml",
+                             "pin.yaml:7: instance_groups.dense.decode_kernel: "
+                             "triton_paged_attention_2d_splitkv cannot run this model: head size "
+                             "128 is not 256"}}) {
+    SCOPED_TRACE(c.cluster);
+    const auto r = RunFleetsim("run --cluster " + Path(c.cluster) + " --workload " +
+                               Path("one.jsonl") + " --output " + Path("out.h5"));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(c.mention), std::string::npos) << r.err;
+    ExpectNothingWritten("out.h5");
+  }
+}
+
 // Issue 22: inputs that aborted, hung or exhausted memory now give one located line and
 // exit 2 before the run grows; an unfinished request at the horizon is no overflow.
 TEST_F(RunCli, ArrivalGapsAndTinyIntervalsThatWouldFloodTheTimeseriesAreRefused) {

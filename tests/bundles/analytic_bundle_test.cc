@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include "core/input_error.h"
 #include "core/project_paths.h"
@@ -156,7 +157,7 @@ TEST(AnalyticBundle, MixedStepsAreOneCallWithTheirOwnRows) {
       EXPECT_NEAR(a.decode.Lookup({double(n), double(kv)}), k.AttentionDecodeUs(n, kv + 1), 1e-3);
       const double separate = a.prefill.Lookup({double(chunk), double(history)}) +
                               a.decode.Lookup({double(n), double(kv)});
-      if (hardware.attention_backend.packs_gqa) {
+      if (DefaultAttentionPlan(hardware.attention).backend.packs_gqa) {
         EXPECT_LT(row, separate);
       } else if (n == 1) {
         EXPECT_GT(row, 2 * separate);
@@ -229,11 +230,12 @@ TEST(AnalyticKernels, LargeGemmsRunNearTheCalibratedFractionOfPeak) {
 }
 
 TEST(AnalyticKernels, OneDecodeLeavesALargeGpuIdleUnlessTheKvIsSplit) {
-  // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy without split-KV.
+  // 4 KV heads on 132 SMs: one sequence keeps 4 SMs busy on a kernel without a split.
   const ModelCard& card = Card("qwen3.8-27b");
-  HardwareSpec no_split = Gpu("H200-SXM");
-  no_split.attention_backend.split_kv_decode = false;
-  const AnalyticKernels unsplit(card, no_split, 1);
+  const HardwareSpec h200 = Gpu("H200-SXM");
+  AttentionPlan no_split = DefaultAttentionPlan(h200.attention);
+  no_split.decode.grid = DecodeGrid::kPerSequenceHead;
+  const AnalyticKernels unsplit(card, h200, 1, no_split, Quantization{});
   const AnalyticKernels split(card, Gpu("H200-SXM"), 1);
   const double per_token_single = unsplit.AttentionDecodeUs(1, 32768);
   const double per_token_batch = unsplit.AttentionDecodeUs(64, 32768) / 64;
@@ -253,6 +255,62 @@ TEST(AnalyticKernels, GdnRegimeKernelsRunOnlyInTheirRegime) {
   EXPECT_FALSE(k.GdnUs(Kernel::kGdnCore, 64, 8));  // the packed operator is not modelled
   // The recurrent decode moves each sequence's fp32 state twice: it grows with sequences.
   EXPECT_LT(k.GdnUs(Kernel::kGdnDecode, 0, 1).value(), k.GdnUs(Kernel::kGdnDecode, 0, 256).value());
+}
+
+// meta.yaml names, per TP, the attention backend and decode kernel its attention table
+// prices and why; where the weights do not fit the GPU it says so with the shortfall, never
+// a negative KV budget (the 27B in bf16 on 20 GB cards: 51.0 GiB of weights at TP 1, 25.5
+// GiB per rank at TP 2, 12.7 GiB at TP 4 against 17.99 GiB usable).
+TEST(AnalyticBundle, MetaNamesTheDecodeKernelAndNeverANegativeKvBudget) {
+  ScratchDir scratch;
+  WriteAnalyticBundle(Card("qwen3.8-27b"), Gpu("RX-7900-XT"), {1, 2, 4}, scratch / "b");
+  const std::string meta = [&] {
+    std::ifstream in(scratch.path() / "b" / "meta.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }();
+  EXPECT_EQ(meta.find("kv_cache_bytes: -"), std::string::npos) << meta;
+  const YAML::Node per_tp = YAML::Load(meta)["engine_resolved"]["per_tp"];
+  for (int tp : {1, 2}) {
+    EXPECT_FALSE(per_tp[tp]["kv_cache_bytes"]) << tp;
+    EXPECT_NE(per_tp[tp]["weights_do_not_fit"].as<std::string>().find("GiB short"),
+              std::string::npos);
+  }
+  EXPECT_GT(per_tp[4]["kv_cache_bytes"].as<int64_t>(), 0);
+  for (int tp : {1, 2, 4}) {
+    EXPECT_EQ(per_tp[tp]["attention_backend"].as<std::string>(), "ROCM_ATTN");
+    EXPECT_EQ(per_tp[tp]["decode_kernel"].as<std::string>(), "triton_paged_attention_2d");
+    EXPECT_NE(per_tp[tp]["attention_why"].as<std::string>().find("head size 256 is not 128"),
+              std::string::npos);
+  }
+  const Bundle bundle = LoadBundle(scratch / "b");
+  EXPECT_EQ(bundle.engine_resolved.at(2).decode_kernel, "triton_paged_attention_2d");
+}
+
+// A group's engine settings that change its kernels build their own cached bundle: the
+// hybrid pinned to the split-KV kernel decodes a 32K context far faster (2 programs of
+// 32,769 x 1,024 B each at 27.5 GB/s per program, 1,220 us, against 32 programs that stream
+// both heads' 67.1 MB at the card's streaming rate, about 110 us with the reduce: over 8x).
+TEST(AnalyticBundle, AGroupsPinBuildsItsOwnCachedBundle) {
+  ScratchDir scratch;
+  const ModelCard card = Card("qwen3.8-27b-awq");
+  const HardwareSpec gpu = Gpu("RX-7900-XT");
+  EngineConfig pinned;
+  pinned.decode_kernel = "triton_paged_attention_2d_splitkv";
+  EXPECT_NE(AnalyticCacheFolder(card, gpu, pinned), AnalyticCacheFolder(card, gpu));
+  EXPECT_EQ(BundleEngineKey(pinned), "decode_kernel=triton_paged_attention_2d_splitkv\n");
+  EXPECT_EQ(BundleEngineKey(EngineConfig{}), "");
+  ::setenv("FLEETSIM_CACHE", scratch.path().c_str(), 1);
+  const std::string stock = CachedAnalyticBundle(card, gpu);
+  const std::string split = CachedAnalyticBundle(card, gpu, pinned);
+  ::unsetenv("FLEETSIM_CACHE");
+  ASSERT_NE(stock, split);
+  const double at32k_stock = LoadBundle(stock, 2).ForTp(2).attention.decode.Lookup({1, 32768});
+  const double at32k_split = LoadBundle(split, 2).ForTp(2).attention.decode.Lookup({1, 32768});
+  EXPECT_GT(at32k_stock / at32k_split, 8);
+  EXPECT_EQ(LoadBundle(split, 2).engine_resolved.at(2).decode_kernel,
+            "triton_paged_attention_2d_splitkv");
 }
 
 TEST(AnalyticBundle, CachedBundleIsBuiltOnceAndRebuiltWhenStale) {
@@ -315,14 +373,20 @@ TEST(AnalyticBundle, StaleCachedBundlesAreOnlyOtherGeneratorsAndAbandonedBuilds)
   const fs::path hw = scratch.path() / "bundles" / "llama-3.1-8b" / "H100-SXM";
   const std::string version = AnalyticGeneratorVersion();
   const std::string current = AnalyticCacheFolder(Card("llama-3.1-8b"), Gpu("H100-SXM"));
-  const std::string edited = version + "-0123456789abcdef";  // another config.json or entry
+  const std::string edited = version + "-0123456789abcdef";    // another config.json or entry
+  const std::string settings = version + "-fedcba9876543210";  // a group's other settings
   for (const std::string& name :
-       {current, edited, version, std::string("analytic-1"), std::string("analytic-1.tmp.42"),
-        current + ".tmp.43", std::string("analytic-x"), std::string("analytic-8-zz"),
-        std::string("kernel-db"), std::string("tp1")}) {
+       {current, edited, settings, version, std::string("analytic-1"),
+        std::string("analytic-1.tmp.42"), current + ".tmp.43", std::string("analytic-x"),
+        std::string("analytic-8-zz"), std::string("kernel-db"), std::string("tp1")}) {
     fs::create_directories(hw / name);
     std::ofstream(hw / name / "meta.yaml") << "x\n";
   }
+  // Bundles of today's inputs record them (any engine settings); the edited one does not.
+  const std::string inputs = AnalyticInputsFingerprint(Card("llama-3.1-8b"), Gpu("H100-SXM"));
+  for (const std::string& name : {current, settings})
+    std::ofstream(hw / name / "meta.yaml") << "x\ninputs_fingerprint: " << inputs << "\n";
+  std::ofstream(hw / edited / "meta.yaml") << "x\ninputs_fingerprint: 0000000000000000\n";
   // An interrupted build of an hour ago; the other staging folder is fresh (in progress).
   fs::last_write_time(hw / "analytic-1.tmp.42",
                       fs::file_time_type::clock::now() - std::chrono::hours(2));

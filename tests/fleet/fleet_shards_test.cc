@@ -377,9 +377,10 @@ class InstanceShardTest : public ::testing::Test {
             bundle_.dir() +
             ", engine: {num_gpu_blocks: 400}}\n"
             "gateways: {count: 2, policy: round_robin}\n");
-    fleet_ = std::make_unique<FleetSetup>(BuildFleetSetup(
-        LoadClusterConfig(config_->path()),
-        [](const ModelCard&, const HardwareSpec&) -> std::string { throw std::logic_error(""); }));
+    fleet_ = std::make_unique<FleetSetup>(
+        BuildFleetSetup(LoadClusterConfig(config_->path()),
+                        [](const ModelCard&, const HardwareSpec&,
+                           const EngineConfig&) -> std::string { throw std::logic_error(""); }));
   }
 
   // 40 requests, request k to instance k mod 4, 2 ms apart at the instances.

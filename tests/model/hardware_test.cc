@@ -55,12 +55,18 @@ std::string CatalogYaml(const std::string& omit = "",
       {"compute_capability", "compute_capability: {value: \"9.0\", source: s}\n"},
       {"attention_backend",
        "attention_backend:\n"
-       "  name: FLASH_ATTN\n"
-       "  supported_block_sizes: {value: " +
+       "  platform: {kind: cuda, arch: \"9.0\", reported_processors: 100, source: s}\n"
+       "  priority: {value: [FLASH_ATTN], source: s}\n"
+       "  backends:\n"
+       "    FLASH_ATTN:\n"
+       "      kernel_block_sizes: {value: " +
            block_sizes +
            ", source: s}\n"
-           "  split_kv_decode: {value: true, source: s}\n"
-           "  query_tile: {rows: 64, packs_gqa: false, source: s}\n"},
+           "      head_sizes: {value: [8], multiple_of: true, max: 256, source: s}\n"
+           "      kv_cache_dtypes: {value: [auto], source: s}\n"
+           "      query_tile: {rows: 64, packs_gqa: false, source: s}\n"
+           "      decode:\n"
+           "        flash_attn_2: {grid: flash_split, grouped_heads_only: true, source: s}\n"},
       {"price_per_gpu_hour_usd", "price_per_gpu_hour_usd: {value: 2.5, source: s}\n"},
   };
   std::string yaml;
@@ -90,8 +96,8 @@ std::vector<fs::path> CatalogFiles() {
 // refuses: every figure finite, positive, sourced and of a plausible magnitude for its unit
 // (a bandwidth in GB/s, a latency in microseconds or a peak in TFLOPS written as the bare
 // number is caught), counts that the code casts to int being whole numbers, both links
-// described, the attention backend's block sizes ascending from the engine's alignment
-// base, and a sourced price. Returns one line per broken rule.
+// described, the attention backends aligning hybrid blocks to 16 with sourced rules, and a
+// sourced price. Returns one line per broken rule.
 std::vector<std::string> ContractViolations(const HardwareSpec& spec) {
   std::vector<std::string> out;
   const auto figure = [&](const std::string& what, const SourcedValue& v, double lo, double hi) {
@@ -175,21 +181,27 @@ std::vector<std::string> ContractViolations(const HardwareSpec& spec) {
     check(spec.compute_capability == 0, "compute_capability: on an AMD GPU");
   }
 
-  const AttentionBackendSpec& backend = spec.attention_backend;
-  check(!backend.name.empty(), "attention_backend.name: empty");
-  const std::vector<int>& sizes = backend.supported_block_sizes;
-  check(!sizes.empty() && std::is_sorted(sizes.begin(), sizes.end()) &&
-            std::adjacent_find(sizes.begin(), sizes.end()) == sizes.end(),
-        "attention_backend.supported_block_sizes: empty or not ascending");
-  // FlashAttention, FlashInfer and vLLM's ROCm backends all align hybrid blocks to 16,
-  // the base the engine's layout arithmetic assumes (kBackendMinKernelBlockSize in
-  // engine/kv_cache_layout.h).
-  check(!sizes.empty() && sizes.front() == 16,
-        "attention_backend.supported_block_sizes: smallest is not 16");
-  check(!backend.block_sizes_source.empty(), "attention_backend.supported_block_sizes: no source");
-  check(!backend.split_kv_source.empty(), "attention_backend.split_kv_decode: no source");
-  check(backend.query_tile_rows > 0, "attention_backend.query_tile.rows: not positive");
-  check(!backend.query_tile_source.empty(), "attention_backend.query_tile: no source");
+  // The attention catalog (model/attention_backend.h): vLLM's order names backends the
+  // entry describes, each aligns hybrid blocks to 16 -- FlashAttention, FlashInfer, Triton
+  // and vLLM's ROCm backend all do, the base ENGINE_SEMANTICS.md's worked numbers use -- and
+  // each has a default decode kernel without conditions (the fallback vLLM's dispatch ends on).
+  const AttentionCatalog& attention = spec.attention;
+  check(attention.reported_processors > 0, "attention_backend.platform.reported_processors");
+  check(!attention.priority.empty() && !attention.priority_source.empty(),
+        "attention_backend.priority: empty or unsourced");
+  for (const BackendSpec& backend : attention.backends) {
+    const std::string at = "attention_backend.backends." + backend.name;
+    check(backend.AlignmentBase() == 16, at + ".kernel_block_sizes: smallest is not 16");
+    check(!backend.kernel_block_sizes.source.empty() && !backend.head_sizes.source.empty() &&
+              !backend.kv_cache_dtypes_source.empty() && !backend.query_tile_source.empty(),
+          at + ": a rule without a source");
+    check(backend.query_tile_rows > 0, at + ".query_tile.rows: not positive");
+    check(std::any_of(backend.decode.begin(), backend.decode.end(),
+                      [](const DecodeKernelSpec& k) {
+                        return k.default_route && k.gate.source.empty() && !k.source.empty();
+                      }),
+          at + ".decode: no sourced fallback kernel");
+  }
   figure("price_per_gpu_hour_usd", spec.price_per_gpu_hour_usd, 0.01, 1000);
   return out;
 }
@@ -250,7 +262,7 @@ TEST(Hardware, TheCatalogContractCatchesBrokenFigures) {
        }},
       {"block sizes",
        [](HardwareSpec& s) {
-         s.attention_backend.supported_block_sizes = {32, 64};
+         s.attention.backends.front().kernel_block_sizes.values = {32, 64};
        }},
       {"compute unit kind", [](HardwareSpec& s) { s.compute_unit_kind = "CU"; }},
       {"price", [](HardwareSpec& s) { s.price_per_gpu_hour_usd.value = 0; }},
@@ -263,39 +275,48 @@ TEST(Hardware, TheCatalogContractCatchesBrokenFigures) {
 }
 
 TEST(Hardware, DefaultAttentionBackends) {
-  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "H100-SXM").attention_backend.name, "FLASH_ATTN");
-  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "B200").attention_backend.name, "FLASHINFER");
-  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").attention_backend.name, "ROCM_ATTN");
+  // vllm/platforms/cuda.py: FlashInfer first on SM 10.x, FlashAttention elsewhere;
+  // vllm/platforms/rocm.py: ROCM_ATTN first.
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "H100-SXM").attention.priority.front(),
+            "FLASH_ATTN");
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "B200").attention.priority.front(), "FLASHINFER");
+  EXPECT_EQ(LoadHardware(HardwareCatalogDir(), "MI300X").attention.priority.front(), "ROCM_ATTN");
 }
 
 TEST(Hardware, FlashAttentionTwoTilesEachQueryHeadAndThreePacksTheGroup) {
   // vLLM runs FA3 on SM 9.0 only; FA2 elsewhere on FLASH_ATTN GPUs.
   for (const char* name : {"A100-SXM-80GB", "RTX-4090", "RTX-PRO-6000"}) {
     SCOPED_TRACE(name);
-    const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
-    EXPECT_EQ(backend.query_tile_rows, 64);
-    EXPECT_FALSE(backend.packs_gqa);
-    EXPECT_TRUE(backend.split_kv_grouped_heads_only);  // via seqlenq_ngroups_swapped
+    const AttentionPlan plan =
+        DefaultAttentionPlan(LoadHardware(HardwareCatalogDir(), name).attention);
+    EXPECT_EQ(plan.decode.name, "flash_attn_2");
+    EXPECT_EQ(plan.backend.query_tile_rows, 64);
+    EXPECT_FALSE(plan.backend.packs_gqa);
+    EXPECT_TRUE(plan.decode.split_grouped_heads_only);  // via seqlenq_ngroups_swapped
   }
   for (const char* name : {"H100-SXM", "H200-SXM"}) {
     SCOPED_TRACE(name);
-    const AttentionBackendSpec backend = LoadHardware(HardwareCatalogDir(), name).attention_backend;
-    EXPECT_EQ(backend.query_tile_rows, 128);
-    EXPECT_TRUE(backend.packs_gqa);
-    EXPECT_FALSE(backend.split_kv_grouped_heads_only);
+    const AttentionPlan plan =
+        DefaultAttentionPlan(LoadHardware(HardwareCatalogDir(), name).attention);
+    EXPECT_EQ(plan.decode.name, "flash_attn_3");
+    EXPECT_EQ(plan.backend.query_tile_rows, 128);
+    EXPECT_TRUE(plan.backend.packs_gqa);
+    EXPECT_FALSE(plan.decode.split_grouped_heads_only);
   }
   // ROCm's paged attention partitions the context whatever the heads, and packs none.
-  const AttentionBackendSpec rocm = LoadHardware(HardwareCatalogDir(), "MI300X").attention_backend;
-  EXPECT_FALSE(rocm.packs_gqa);
-  EXPECT_FALSE(rocm.split_kv_grouped_heads_only);
+  const AttentionPlan rocm =
+      DefaultAttentionPlan(LoadHardware(HardwareCatalogDir(), "MI300X").attention);
+  EXPECT_EQ(rocm.decode.grid, DecodeGrid::kPartitioned);
+  EXPECT_FALSE(rocm.backend.packs_gqa);
 }
 
 TEST(Hardware, MissingQueryTileIsRefusedWithItsKey) {
   std::string yaml = CatalogYaml();
-  yaml.erase(yaml.find("  query_tile:"), yaml.find("price_per_gpu") - yaml.find("  query_tile:"));
+  yaml.erase(yaml.find("      query_tile:"),
+             yaml.find("      decode:") - yaml.find("      query_tile:"));
   TempFile file("X.yaml", yaml);
   const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
-  EXPECT_EQ(e.field(), "attention_backend.query_tile");
+  EXPECT_EQ(e.field(), "attention_backend.backends.FLASH_ATTN.query_tile");
   EXPECT_TRUE(Mentions(e, "missing"));
 }
 
@@ -309,8 +330,8 @@ TEST(Hardware, QueryTileNeedsPositiveRowsAndASource) {
     TempFile file("X.yaml", yaml);
     const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
     EXPECT_EQ(e.line(), LineOf(yaml, "query_tile"));
-    EXPECT_TRUE(e.field() == "attention_backend.query_tile.rows" ||
-                e.field() == "attention_backend.query_tile.source")
+    EXPECT_TRUE(e.field() == "attention_backend.backends.FLASH_ATTN.query_tile.rows" ||
+                e.field() == "attention_backend.backends.FLASH_ATTN.query_tile.source")
         << e.field();
   }
 }
@@ -318,12 +339,16 @@ TEST(Hardware, QueryTileNeedsPositiveRowsAndASource) {
 TEST(Hardware, CompleteEntryLoads) {
   TempFile file("X.yaml", CatalogYaml());
   const HardwareSpec spec = LoadHardwareFile(file.path());
-  EXPECT_EQ(spec.attention_backend.name, "FLASH_ATTN");
-  EXPECT_EQ(spec.attention_backend.supported_block_sizes, (std::vector<int>{16, 32, 64}));
-  EXPECT_TRUE(spec.attention_backend.split_kv_decode);
-  EXPECT_EQ(spec.attention_backend.query_tile_rows, 64);
-  EXPECT_FALSE(spec.attention_backend.packs_gqa);
-  EXPECT_FALSE(spec.attention_backend.split_kv_grouped_heads_only);  // optional, off
+  ASSERT_EQ(spec.attention.backends.size(), 1u);
+  const BackendSpec& backend = spec.attention.backends.front();
+  EXPECT_EQ(backend.name, "FLASH_ATTN");
+  EXPECT_EQ(backend.kernel_block_sizes.values, (std::vector<int>{16, 32, 64}));
+  EXPECT_EQ(backend.query_tile_rows, 64);
+  EXPECT_FALSE(backend.packs_gqa);
+  ASSERT_EQ(backend.decode.size(), 1u);
+  EXPECT_EQ(backend.decode.front().grid, DecodeGrid::kFlashSplit);
+  EXPECT_TRUE(backend.decode.front().split_grouped_heads_only);
+  EXPECT_TRUE(backend.decode.front().default_route);  // optional, on
   EXPECT_DOUBLE_EQ(spec.price_per_gpu_hour_usd.value, 2.5);
 }
 
@@ -447,8 +472,8 @@ TEST(Hardware, UnsortedOrEmptyBlockSizesAreRefusedWithTheirLine) {
     const std::string yaml = CatalogYaml("", sizes);
     TempFile file("X.yaml", yaml);
     const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
-    EXPECT_EQ(e.field(), "attention_backend.supported_block_sizes.value");
-    EXPECT_EQ(e.line(), LineOf(yaml, "supported_block_sizes"));
+    EXPECT_EQ(e.field(), "attention_backend.backends.FLASH_ATTN.kernel_block_sizes.value");
+    EXPECT_EQ(e.line(), LineOf(yaml, "kernel_block_sizes"));
   }
 }
 
@@ -456,8 +481,8 @@ TEST(Hardware, BlockSizesMustBeIntegers) {
   const std::string yaml = CatalogYaml("", "[16, 32.5]");
   TempFile file("X.yaml", yaml);
   const InputError e = CatchInputError([&] { LoadHardwareFile(file.path()); });
-  EXPECT_EQ(e.field(), "attention_backend.supported_block_sizes.value[1]");
-  EXPECT_EQ(e.line(), LineOf(yaml, "supported_block_sizes"));
+  EXPECT_EQ(e.field(), "attention_backend.backends.FLASH_ATTN.kernel_block_sizes.value[1]");
+  EXPECT_EQ(e.line(), LineOf(yaml, "kernel_block_sizes"));
 }
 
 TEST(Hardware, KnownHeadlineFigures) {

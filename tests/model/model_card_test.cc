@@ -129,7 +129,7 @@ TEST(ModelCard, EveryShippedCardLoads) {
   const ModelCatalog catalog(ModelsDir());
   const std::vector<std::string> expected{"llama-3.1-70b",   "llama-3.1-8b", "qwen3-30b-a3b",
                                           "qwen3-32b",       "qwen3-8b",     "qwen3-next-80b-a3b",
-                                          "qwen3.5-35b-a3b", "qwen3.8-27b"};
+                                          "qwen3.5-35b-a3b", "qwen3.8-27b",  "qwen3.8-27b-awq"};
   EXPECT_EQ(catalog.Names(), expected);
   for (const std::string& name : catalog.Names()) {
     SCOPED_TRACE(name);

@@ -39,9 +39,10 @@ TEST(AttentionModel, UnpackedShortChunksDoTwiceThePaddedWorkOfPackedOnes) {
   // long (a little more: four times the tiles, each with its fixed cost).
   HardwareSpec gpu = LoadHardware(HardwareCatalogDir(), "H200-SXM");
   const KernelRoofline packed(gpu, Dtype::kBfloat16);
-  gpu.attention_backend.query_tile_rows = 64;
-  gpu.attention_backend.packs_gqa = false;
-  const KernelRoofline unpacked(gpu, Dtype::kBfloat16);
+  AttentionPlan fa2_tiles = DefaultAttentionPlan(gpu.attention);
+  fa2_tiles.backend.query_tile_rows = 64;
+  fa2_tiles.backend.packs_gqa = false;
+  const KernelRoofline unpacked(gpu, Dtype::kBfloat16, fa2_tiles);
   const double ratio = unpacked.AttentionPrefillUs(64, 16, 4096, kQ, kKv, kDim) /
                        packed.AttentionPrefillUs(64, 16, 4096, kQ, kKv, kDim);
   EXPECT_GT(ratio, 1.8);

@@ -111,6 +111,12 @@ TEST_F(SweepCli, FullSweepWritesEveryPointTheAggregateAndTheRanking) {
     EXPECT_EQ(row.at("requests"), "150");
     EXPECT_EQ(row.at("max_rate_scale"), "");  // NaN: not a max_rate sweep
     EXPECT_EQ(row.at("objective"), row.at("goodput_per_gpu"));
+    // What the engine resolves on the point's GPU (issue 18): vLLM's default block of 16,
+    // and on an H100 (SM 9.0) FLASH_ATTN, first in vLLM's CUDA order, decoding with
+    // FlashAttention 3 (head size 128, bf16 KV).
+    EXPECT_EQ(row.at("block_size"), "16");
+    EXPECT_EQ(row.at("attention_backend"), "FLASH_ATTN");
+    EXPECT_EQ(row.at("decode_kernel"), "flash_attn_3");
   }
   EXPECT_NE(rows[0].at("rank"), rows[1].at("rank"));
   EXPECT_TRUE(fs::exists(dir_->dir() / "full/sweep.h5"));

@@ -106,7 +106,8 @@ TEST(PointConfig, AppliesEveryAxisGrowsThePoolAndLoads) {
       "s.yaml",
       "base: base/fleet.yaml\ngroup: llama\nworkload: traffic.yaml\ngpu_budget: 24\n"
       "axes:\n  tp: [2]\n  enable_prefix_caching: [false]\n  max_num_batched_tokens: [4096]\n"
-      "  max_num_seqs: [96]\n  policy: [prefix_affinity]\n  capacity_weighted: [true]\n"
+      "  max_num_seqs: [96]\n  block_size: [32]\n  policy: [prefix_affinity]\n"
+      "  capacity_weighted: [true]\n"
       "  hardware: [A100-SXM-80GB]\n"));
   const SweepPoint point = ExpandPoints(spec).points.at(0);
   const std::filesystem::path file = dir.dir() / "elsewhere/point-0.yaml";
@@ -124,6 +125,7 @@ TEST(PointConfig, AppliesEveryAxisGrowsThePoolAndLoads) {
   EXPECT_EQ(g.engine.enable_prefix_caching, false);
   EXPECT_EQ(g.engine.max_num_batched_tokens, 4096);
   EXPECT_EQ(g.engine.max_num_seqs, 96);
+  EXPECT_EQ(g.engine.block_size, 32);
   EXPECT_EQ(g.hardware, "A100-SXM-80GB");
   EXPECT_EQ(g.bundle, (dir.dir() / "base/my_bundle").lexically_normal().string());
   EXPECT_EQ(c.groups[0].hardware, "A100-SXM-80GB");  // the pool is shared

@@ -26,6 +26,9 @@ PointResult Result(double goodput, double attainment, int64_t gpus, double cost,
   r.rate_scale = rate_scale;
   r.hardware = "H100-SXM";
   r.policy = "least_outstanding";
+  r.block_size = 784;
+  r.attention_backend = "ROCM_ATTN";
+  r.decode_kernel = "triton_paged_attention_2d";
   return r;
 }
 
@@ -105,7 +108,8 @@ TEST(SweepTable, CsvAndHdf5HoldTheSameRows) {
   const std::string csv = testing::ReadText(dir.dir() / "sweep.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "point,tp,replicas,gpus,hardware,prefix_caching,max_num_batched_tokens,max_num_seqs,"
-            "policy,capacity_weighted,rate_scale,requests,finished,throughput_rps,goodput_rps,"
+            "block_size,attention_backend,decode_kernel,policy,capacity_weighted,rate_scale,"
+            "requests,finished,throughput_rps,goodput_rps,"
             "slo_attainment,ttft_p99_s,tpot_p99_s,goodput_per_gpu,cost_per_hour_usd,"
             "goodput_per_dollar,max_rate_scale,objective,rank");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
@@ -117,6 +121,9 @@ TEST(SweepTable, CsvAndHdf5HoldTheSameRows) {
     EXPECT_EQ(r.point, i);
     EXPECT_EQ(r.rank, i == 0 ? 2 : 1);
     EXPECT_STREQ(r.policy, "least_outstanding");
+    EXPECT_EQ(r.block_size, 784);
+    EXPECT_STREQ(r.attention_backend, "ROCM_ATTN");
+    EXPECT_STREQ(r.decode_kernel, "triton_paged_attention_2d");
     EXPECT_EQ(r.goodput_rps, rows[static_cast<std::size_t>(i)].goodput_rps);
   }
 }

@@ -1,0 +1,50 @@
+// The parts of `fleetsim inspect` that need a GPU: which attention backend and decode kernel
+// vLLM runs there and why, how the weights are stored, and what one decode step costs per
+// kernel on the analytic kernel model (--decode-step).
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/json_writer.h"
+#include "engine/engine_config.h"
+#include "engine/kv_cache_layout.h"
+#include "model/hardware.h"
+#include "model/model_card.h"
+#include "perf/decode_kernels.h"
+
+namespace fleetsim {
+
+// One kernel of a decode step: its cost in one layer and the layers that run it.
+struct StepKernelRow {
+  std::string kind;    // head, full_attention, linear_attention, mlp, moe
+  std::string kernel;  // as the bundle names it
+  double us_per_layer = 0;
+  int layers = 0;
+  double Us() const { return us_per_layer * layers; }
+};
+
+// `batch` sequences decoding one token each after `context` tokens of history.
+struct DecodeStepReport {
+  int64_t context = 0;
+  int64_t batch = 1;
+  std::vector<StepKernelRow> rows;
+  DecodeGridReport attention_grid;  // one attention layer's decode call
+  double TotalUs() const;
+  double KindUs(const std::string& kind) const;
+};
+
+DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hardware,
+                                 const ResolvedEngineConfig& engine, const KvCacheLayout& layout,
+                                 int64_t context, int64_t batch);
+
+void PrintAttentionText(const std::string& hardware, const KvCacheLayout& layout,
+                        const ResolvedEngineConfig& engine, std::ostream& out);
+void PrintDecodeStepText(const DecodeStepReport& step, std::ostream& out);
+void JsonAttention(const KvCacheLayout& layout, const ResolvedEngineConfig& engine,
+                   JsonWriter& json);
+void JsonDecodeStep(const std::optional<DecodeStepReport>& step, JsonWriter& json);
+
+}  // namespace fleetsim
