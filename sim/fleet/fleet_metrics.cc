@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "comm/collectives.h"
@@ -141,17 +140,6 @@ output::SummaryRow SummaryBuilder::Build() const {
   quantiles(tpot_, row.tpot_p50_s, row.tpot_p90_s, row.tpot_p99_s);
   quantiles(e2e_, row.e2e_p50_s, row.e2e_p90_s, row.e2e_p99_s);
   return row;
-}
-
-void PrintSummary(const std::vector<output::SummaryRow>& rows) {
-  std::printf("%-20s %8s %8s %8s %9s %9s %9s %9s %9s %9s %7s\n", "group", "requests", "finished",
-              "rejected", "req/s", "tok/s", "goodput", "TTFT p50", "TTFT p99", "TPOT p50", "SLO");
-  for (const output::SummaryRow& r : rows) {
-    std::printf("%-20.20s %8lld %8lld %8lld %9.2f %9.1f %9.2f %8.3fs %8.3fs %8.4fs %6.1f%%\n",
-                r.group, static_cast<long long>(r.requests), static_cast<long long>(r.finished),
-                static_cast<long long>(r.rejected), r.throughput_rps, r.output_tokens_per_s,
-                r.goodput_rps, r.ttft_p50_s, r.ttft_p99_s, r.tpot_p50_s, 100 * r.slo_attainment);
-  }
 }
 
 }  // namespace fleetsim

@@ -52,7 +52,4 @@ class SummaryBuilder {
   QuantileSketch ttft_, tpot_, e2e_;
 };
 
-// The summary as a table for people.
-void PrintSummary(const std::vector<output::SummaryRow>& rows);
-
 }  // namespace fleetsim
