@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 
 #include "core/csv_reader.h"
@@ -9,6 +10,9 @@
 
 namespace fleetsim {
 namespace {
+
+// A bucket packs each axis's bin index into 8 bits and the prefill chunk above them.
+constexpr std::size_t kMaxBinsPerAxis = 255;
 
 SkewAxis ReadAxis(const YamlSection& axes, const std::string& name) {
   SkewAxis axis;
@@ -20,6 +24,8 @@ SkewAxis ReadAxis(const YamlSection& axes, const std::string& name) {
   for (std::size_t i = 1; i < axis.bins.size(); ++i) {
     if (!(axis.bins[i] > axis.bins[i - 1])) axes.Fail(name + "_bins", "must be ascending");
   }
+  if (axis.labels.size() > kMaxBinsPerAxis)
+    axes.Fail(name + "_labels", "has more than " + std::to_string(kMaxBinsPerAxis) + " bins");
   return axis;
 }
 
@@ -34,11 +40,32 @@ void ReadAxes(const YamlSection& axes, SkewFit& fit) {
 
 }  // namespace
 
-const std::string& SkewAxis::LabelOf(double value) const {
+std::size_t SkewAxis::IndexOf(double value) const {
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (value <= bins[i + 1]) return labels[i];
+    if (value <= bins[i + 1]) return i;
   }
-  return labels.back();
+  return labels.size() - 1;
+}
+
+std::optional<std::size_t> SkewAxis::IndexOfLabel(const std::string& label) const {
+  const auto found = std::find(labels.begin(), labels.end(), label);
+  if (found == labels.end()) return std::nullopt;
+  return static_cast<std::size_t>(found - labels.begin());
+}
+
+uint64_t SkewFit::BucketOf(int64_t prefill_chunk, std::size_t n, std::size_t sr, std::size_t kvb,
+                           std::size_t kp) {
+  return (static_cast<uint64_t>(prefill_chunk) << 32) | (n << 24) | (sr << 16) | (kvb << 8) | kp;
+}
+
+bool SkewFit::SetAlpha(int64_t prefill_chunk, const std::string& n_label,
+                       const std::string& sr_label, const std::string& kvb_label,
+                       const std::string& kp_label, double alpha) {
+  const auto n_bin = n.IndexOfLabel(n_label), sr_bin = skew_rate.IndexOfLabel(sr_label),
+             kvb_bin = kv_big.IndexOfLabel(kvb_label), kp_bin = kp.IndexOfLabel(kp_label);
+  if (!n_bin || !sr_bin || !kvb_bin || !kp_bin) return false;
+  alpha_by_bucket[BucketOf(prefill_chunk, *n_bin, *sr_bin, *kvb_bin, *kp_bin)] = alpha;
+  return true;
 }
 
 std::string SkewFit::Key(int64_t prefill_chunk, const std::string& n, const std::string& sr,
@@ -50,10 +77,9 @@ double SkewFit::Alpha(int64_t prefill_chunk, int64_t n_decode, double rate, doub
                       double prefill_history) const {
   const double sr = std::clamp(rate, 0.0, 1.0);
   // LLMServingSim labels int(n), int(kv_big) and int(kp).
-  const std::string key =
-      Key(prefill_chunk, n.LabelOf(static_cast<double>(n_decode)), skew_rate.LabelOf(sr),
-          kv_big.LabelOf(std::trunc(longest)), kp.LabelOf(std::trunc(prefill_history)));
-  const auto found = alpha_by_bucket.find(key);
+  const auto found = alpha_by_bucket.find(
+      BucketOf(prefill_chunk, n.IndexOf(static_cast<double>(n_decode)), skew_rate.IndexOf(sr),
+               kv_big.IndexOf(std::trunc(longest)), kp.IndexOf(std::trunc(prefill_history))));
   return found == alpha_by_bucket.end() ? alpha_default : found->second;
 }
 
@@ -91,9 +117,10 @@ std::optional<SkewFit> ReadSkewFit(const YamlSection& meta, int tp, const std::s
   while (csv.Next()) {
     const double alpha = csv.Number(kAlpha);
     if (!std::isfinite(alpha)) csv.Fail(kAlpha, "must be a finite number");
-    fit.alpha_by_bucket[SkewFit::Key(
-        csv.Int(kPc), std::string(csv.Text(kNLabel)), std::string(csv.Text(kSkewRateLabel)),
-        std::string(csv.Text(kKvBigLabel)), std::string(csv.Text(kKpLabel)))] = alpha;
+    const int64_t pc = csv.Int(kPc);
+    if (pc < 0 || pc > INT32_MAX) csv.Fail(kPc, "must be a prefill chunk in [0, 2^31)");
+    fit.SetAlpha(pc, std::string(csv.Text(kNLabel)), std::string(csv.Text(kSkewRateLabel)),
+                 std::string(csv.Text(kKvBigLabel)), std::string(csv.Text(kKpLabel)), alpha);
   }
   return fit;
 }

@@ -18,9 +18,9 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/yaml_section.h"
@@ -31,7 +31,10 @@ namespace fleetsim {
 struct SkewAxis {
   std::vector<double> bins;
   std::vector<std::string> labels;
-  const std::string& LabelOf(double value) const;
+  const std::string& LabelOf(double value) const { return labels[IndexOf(value)]; }
+  std::size_t IndexOf(double value) const;
+  // The bin a label names; nullopt for a label not on this axis.
+  std::optional<std::size_t> IndexOfLabel(const std::string& label) const;
 };
 
 struct SkewFit {
@@ -40,12 +43,23 @@ struct SkewFit {
   SkewAxis kv_big;
   SkewAxis kp;
   double alpha_default = 0;
-  std::map<std::string, double> alpha_by_bucket;
+  // By bucket: the prefill chunk and each axis's bin index, packed (BucketOf). The table is
+  // read once and looked up at every decode step with mixed contexts, so the key is a
+  // number, not LLMServingSim's label text (Key, as the file's rows spell it).
+  std::unordered_map<uint64_t, double> alpha_by_bucket;
 
   double Alpha(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
                double prefill_history) const;
+  // Sets a bucket's alpha from its labels; false (nothing set) when a label is on no axis:
+  // a row no batch can reach, as in LLMServingSim, whose lookup is by the label text.
+  bool SetAlpha(int64_t prefill_chunk, const std::string& n, const std::string& sr,
+                const std::string& kvb, const std::string& kp, double alpha);
   static std::string Key(int64_t prefill_chunk, const std::string& n, const std::string& sr,
                          const std::string& kvb, const std::string& kp);
+
+ private:
+  static uint64_t BucketOf(int64_t prefill_chunk, std::size_t n, std::size_t sr, std::size_t kvb,
+                           std::size_t kp);
 };
 
 // The skew fit of TP `tp` from meta.yaml's skew_fit block and, when it exists, the TP's

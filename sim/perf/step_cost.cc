@@ -191,7 +191,10 @@ double StepCostModel::PrefillKeyCoordinate(const BatchShape& batch) const {
 // does: its bucket from the floored mean, as it computes it, the lookups at fleetsim's
 // exact mean.
 double StepCostModel::AttentionUs(const BatchShape& batch) const {
-  const double t_mean = AttentionAt(batch, batch.mean_decode_context());
+  return SkewedAttentionUs(batch, AttentionAt(batch, batch.mean_decode_context()));
+}
+
+double StepCostModel::SkewedAttentionUs(const BatchShape& batch, double t_mean) const {
   if (!tables_.skew || batch.num_decodes() <= 1) return t_mean;
   const auto lo = static_cast<double>(batch.min_decode_context());
   const auto hi = static_cast<double>(batch.max_decode_context());
@@ -358,17 +361,12 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     table->CountOutOfGrid(1);
   double us = head_us_;
   if (model_.full_layers_ > 0) {
-    double layer = 0;
-    if (model_.tables_.skew && decodes_ > 1) {
-      // Mixed contexts: the skew correction reads the table at the mean and the longest.
-      layer = model_.AttentionUs(batch);
-    } else {
-      const GridTable& attention = model_.tables_.attention.decode;
-      context_at_ = attention.LocateOn(
-          1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
-      const GridTable::Position at[] = {decodes_at_, context_at_};
-      layer = attention.LookupAt(at);
-    }
+    const GridTable& attention = model_.tables_.attention.decode;
+    context_at_ = attention.LocateOn(
+        1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
+    const GridTable::Position at[] = {decodes_at_, context_at_};
+    // Mixed contexts add the skew correction, which reads the table at the longest too.
+    double layer = model_.SkewedAttentionUs(batch, attention.LookupAt(at));
     for (const double kernel_us : full_kernels_us_)
       layer += kernel_us;
     us += model_.full_layers_ * layer;

@@ -98,6 +98,9 @@ class StepCostModel {
  private:
   // Attention with the decode-skew correction; and without, at decode context `kv`.
   double AttentionUs(const BatchShape& batch) const;
+  // The correction alone: `t_mean`, the time at the mean context, moved toward the time at
+  // the longest (what DecodeRun adds to its own read at the mean).
+  double SkewedAttentionUs(const BatchShape& batch, double t_mean) const;
   double AttentionAt(const BatchShape& batch, double kv) const;
   // The prefill's key on the attention table's axis (legacy tables: kv_prefill).
   double PrefillKeyCoordinate(const BatchShape& batch) const;
