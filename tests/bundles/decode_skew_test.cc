@@ -61,6 +61,20 @@ TEST(SkewFit, BucketLabelsAsLlmServingSimBuildsThem) {
             "pc=0|n<=4|sr<=40%|kvB<=4k|kp=0");
 }
 
+// A row's labels become the bucket Alpha finds: 32 decodes at skew rate 0.25, longest
+// context 4096, no prefill is "n<=32|sr<=40%|kvB<=4k|kp=0"; one more decode is "n<=64",
+// which has no row (the default). A label on no axis sets nothing.
+TEST(SkewFit, ARowsLabelsAreTheBucketAlphaFinds) {
+  SkewFit fit = DefaultSkewAxes();
+  fit.alpha_default = 0.125;
+  EXPECT_TRUE(fit.SetAlpha(0, "n<=32", "sr<=40%", "kvB<=4k", "kp=0", 0.5));
+  EXPECT_FALSE(fit.SetAlpha(0, "n<=33", "sr<=40%", "kvB<=4k", "kp=0", 0.75));
+  EXPECT_EQ(fit.Alpha(0, 32, 0.25, 4096, 0), 0.5);
+  EXPECT_EQ(fit.Alpha(0, 33, 0.25, 4096, 0), 0.125);
+  EXPECT_EQ(fit.Alpha(512, 32, 0.25, 4096, 0), 0.125);  // the prefill chunk matched exactly
+  EXPECT_EQ(fit.alpha_by_bucket.size(), 1u);
+}
+
 // Contexts 1000, 1000, 1000, 4000: floored mean 1750, skew rate (1750 - 1000) / 3000 =
 // 0.25, the "pc=0|n<=4|sr<=40%|kvB<=4k|kp=0" bucket, alpha 0.5 there. Decode attention
 // (0.1 n + 0.0001 n kv) at the mean: 0.4 + 0.7 = 1.1 us; at the longest: 0.4 + 1.6 = 2.0;
