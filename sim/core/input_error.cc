@@ -59,6 +59,10 @@ std::string QuoteInput(std::string_view text) {
   return "'" + EscapeInput(text) + "'";
 }
 
+std::string QuotePath(std::string_view path) {
+  return "'" + EscapeInput(path, kMaxQuotedPath) + "'";
+}
+
 InputError OptionError(const std::string& option, const std::string& message) {
   return InputError("command line", 0, option, message);
 }

@@ -50,6 +50,11 @@ SimTime OptionSimTime(const std::string& option, double seconds);
 // one short, printable line however long or odd the input.
 inline constexpr std::size_t kMaxQuotedInput = 80;
 std::string QuoteInput(std::string_view text);
+// A file path as an error line quotes it: escaped the same way, but whole up to
+// kMaxQuotedPath bytes -- a user finds a file by its full path, and a cut path names
+// another file.
+inline constexpr std::size_t kMaxQuotedPath = 512;
+std::string QuotePath(std::string_view path);
 // The same without the quotes.
 std::string EscapeInput(std::string_view text, std::size_t max_bytes = kMaxQuotedInput);
 

@@ -42,8 +42,8 @@ ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
   // does not, rather than that no model has that name.
   if (name_or_path.find('/') != std::string::npos || given.extension() == ".json") {
     if (fs::is_directory(given))
-      throw OptionError("--model", "no config.json in folder " + QuoteInput(name_or_path));
-    throw OptionError("--model", "no such file " + QuoteInput(name_or_path));
+      throw OptionError("--model", "no config.json in folder " + QuotePath(name_or_path));
+    throw OptionError("--model", "no such file " + QuotePath(name_or_path));
   }
   const std::vector<std::string> names = Names();
   std::string known;

@@ -5,6 +5,7 @@
 
 #include "cluster/cluster_config.h"
 #include "cluster/routing_policy.h"
+#include "core/input_error.h"
 #include "core/project_paths.h"
 #include "core/setting.h"
 #include "core/sim_time.h"
@@ -269,7 +270,8 @@ SweepSpec LoadSweepSpec(const std::string& path) {
   spec.base = Resolve(spec_dir, doc.Get<std::string>("base"));
   if (!fs::is_regular_file(spec.base)) doc.Fail("base", "no such cluster config " + spec.base);
   spec.workload = Resolve(spec_dir, doc.Get<std::string>("workload"));
-  if (!fs::is_regular_file(spec.workload)) doc.Fail("workload", "no such file " + spec.workload);
+  if (!fs::is_regular_file(spec.workload))
+    doc.Fail("workload", "no such file " + QuotePath(spec.workload));
   spec.format = doc.GetOr<std::string>("format", spec.format);
 
   if (auto window = doc.FindChild("window")) {

@@ -67,10 +67,10 @@ std::string ResolveWorkload(const std::string& name_or_path) {
     std::string options;
     for (const std::string& name : by_stem)
       options += (options.empty() ? "" : ", ") + name;
-    throw OptionError("--workload", "'" + name_or_path + "' names several traces: " + options);
+    throw OptionError("--workload", QuotePath(name_or_path) + " names several traces: " + options);
   }
   throw OptionError("--workload",
-                    "no such file, and no trace named '" + name_or_path + "' in " +
+                    "no such file, and no trace named " + QuotePath(name_or_path) + " in " +
                         TracesDir().string() +
                         (known.empty() ? " (none there)" : " (known: " + known + ")"));
 }

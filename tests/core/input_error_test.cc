@@ -44,6 +44,18 @@ TEST(InputError, QuotedInputIsShortAndPrintable) {
   EXPECT_NE(quoted.find("... (3000000 bytes)"), std::string::npos) << quoted;
 }
 
+// A path longer than a quoted value may be is still quoted whole: cut, it named another
+// file (a test's scratch path with its process id was cut in "no such file").
+TEST(InputError, APathIsQuotedWholeAndPrintable) {
+  const std::string path = "/tmp/" + std::string(200, 'd') + "/config.json";
+  EXPECT_EQ(QuotePath(path), "'" + path + "'");
+  EXPECT_EQ(QuotePath("a\rb"), "'a\\rb'");
+  EXPECT_EQ(QuotePath("a\nb"), "'a\\nb'");
+  const std::string quoted = QuotePath(std::string(3'000'000, 'p'));
+  EXPECT_LE(quoted.size(), kMaxQuotedPath + 40);
+  EXPECT_NE(quoted.find("... (3000000 bytes)"), std::string::npos);
+}
+
 TEST(InputError, AnErrorLineIsOneShortLineWhateverTheMessage) {
   const InputError e("t.csv", 2, "x", "got '" + std::string(3'000'000, 'y') + "\r'");
   const std::string text = e.what();

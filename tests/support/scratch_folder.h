@@ -1,5 +1,6 @@
 // A fresh folder for each test, under the system's temporary folder and named after the
-// test, removed when the test ends: for tests that run the fleetsim binary on files.
+// test and the process (two checkouts may run the same test at once), removed when the
+// test ends: for tests that run the fleetsim binary on files.
 //
 //   class RunCli : public testing::ScratchFolderTest {};
 //   TEST_F(RunCli, Writes) { Write("c.yaml", "..."); RunFleetsim("run --cluster " +
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -19,7 +21,8 @@ class ScratchFolderTest : public ::testing::Test {
   void SetUp() override {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = std::filesystem::temp_directory_path() /
-           ("fleetsim-" + std::string(test->test_suite_name()) + "-" + test->name());
+           ("fleetsim-" + std::string(test->test_suite_name()) + "-" + test->name() + "-" +
+            std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
