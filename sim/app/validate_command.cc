@@ -110,6 +110,27 @@ SeriesError CompareSeries(const std::string& file, const std::vector<StateSample
   return error;
 }
 
+// Where a data-parallel replay's lock-steps spent their time (engine/dp_engine.h).
+struct LockStepTotals {
+  int64_t steps = 0, all_idle = 0;
+  double rank_s = 0, moe_s = 0, exchange_s = 0;
+  void Add(const DpStepRecord& step) {
+    ++steps;
+    if (step.busy_ranks == 0) ++all_idle;
+    rank_s += ToSeconds(step.timing.slowest_rank_ns);
+    moe_s += ToSeconds(step.timing.moe_ns);
+    exchange_s += ToSeconds(step.timing.exchange_ns);
+  }
+  void Print(int dp) const {
+    const double n = std::max<double>(1, static_cast<double>(steps));
+    std::printf(
+        "data parallel: %d ranks, %lld lock-steps (%lld only dummy batches); per step: slowest "
+        "rank without MoE %.3f ms, expert shard %.3f ms, dispatch + combine %.3f ms\n",
+        dp, static_cast<long long>(steps), static_cast<long long>(all_idle), 1e3 * rank_s / n,
+        1e3 * moe_s / n, 1e3 * exchange_s / n);
+  }
+};
+
 double Signed(double simulated, double measured) {
   return measured == 0 ? 0 : (simulated - measured) / measured;
 }
@@ -212,8 +233,9 @@ void Validate(const ValidateOptions& options) {
   if (auto why = DpExpertParallelViolation(card, dp, expert_parallel))
     kwargs.Fail(expert_parallel ? "data_parallel_size" : "enable_expert_parallel", *why);
   if (dp > 1 && !budget.hardware) {
-    throw OptionError("--hardware", "a data-parallel run needs --hardware for its expert "
-                                    "dispatch collectives");
+    throw OptionError("--hardware",
+                      "a data-parallel run needs --hardware for its expert "
+                      "dispatch collectives");
   }
   if (dp > 1) budget = DpExpertParallelKvBudget(card, config.tensor_parallel_size, dp, budget);
   const EngineSetup setup =
@@ -222,6 +244,7 @@ void Validate(const ValidateOptions& options) {
                          return MetaError(meta_file, setting, message);
                        });
   std::vector<StateSample> samples;
+  LockStepTotals lock_steps;
   std::unique_ptr<Instance> instance;
   std::unique_ptr<DpEngine> dp_engine;
   if (dp > 1) {
@@ -231,6 +254,7 @@ void Validate(const ValidateOptions& options) {
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
     dp_engine->OnStep([&](const DpStepRecord& step) {
       samples.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
+      lock_steps.Add(step);
     });
   } else {
     instance = setup.MakeInstance();
@@ -283,6 +307,7 @@ void Validate(const ValidateOptions& options) {
   }
   const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
   Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());
+  if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 
 }  // namespace

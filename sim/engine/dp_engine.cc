@@ -80,9 +80,9 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
   }
   const auto ranks = static_cast<int64_t>(shapes.size());
   t.gathered_tokens = most <= capture_tokens_ ? most * ranks : sum;
-  t.moe_ns = std::llround(cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens),
-                                                 static_cast<int>(ranks)) *
-                          1000.0);
+  t.moe_ns = std::llround(
+      cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens), static_cast<int>(ranks)) *
+      1000.0);
   t.exchange_ns = std::llround(
       cost_.moe_layers() *
       dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_top_k()) * 1000.0);

@@ -240,7 +240,9 @@ double StepCostModel::PlusTokenUs(double start, const std::vector<const GridTabl
   return start;
 }
 
-StepCost StepCostModel::Cost(const BatchShape& batch) const { return Compose(batch, true); }
+StepCost StepCostModel::Cost(const BatchShape& batch) const {
+  return Compose(batch, true);
+}
 
 StepCost StepCostModel::CostOutsideMoe(const BatchShape& batch) const {
   return Compose(batch, false);

@@ -266,8 +266,9 @@ TEST_F(DpEngineTest, EveryRequestSettlesOnceAndRunsRepeat) {
 TEST(DpSetup, RefusesWhatIsNotMoeWithExpertParallelism) {
   EXPECT_FALSE(DpExpertParallelViolation(Card("llama-3.1-8b"), 1, false));
   EXPECT_FALSE(DpExpertParallelViolation(Card("qwen3-30b-a3b"), 2, true));
-  EXPECT_NE(DpExpertParallelViolation(Card("qwen3-30b-a3b"), 2, false)->find("enable_expert_parallel"),
-            std::string::npos);
+  EXPECT_NE(
+      DpExpertParallelViolation(Card("qwen3-30b-a3b"), 2, false)->find("enable_expert_parallel"),
+      std::string::npos);
   EXPECT_NE(DpExpertParallelViolation(Card("llama-3.1-8b"), 2, true)->find("no MoE layers"),
             std::string::npos);
 }
