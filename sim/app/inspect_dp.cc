@@ -119,17 +119,14 @@ void JsonDp(const std::optional<DpReport>& report, JsonWriter& json) {
     json.Field("gathered_tokens", e->gathered_tokens);
     json.Field("dispatch_bytes", e->dispatch_bytes);
     json.Field("combine_bytes", e->combine_bytes);
-    json.Key("per_layer_us");
-    if (e->per_layer_us) {
-      json.Value(*e->per_layer_us);
-    } else {
-      json.Null();
-    }
-    json.Key("per_step_us");
-    if (e->per_step_us) {
-      json.Value(*e->per_step_us);
-    } else {
-      json.Null();
+    for (auto [key, us] :
+         {std::pair{"per_layer_us", e->per_layer_us}, std::pair{"per_step_us", e->per_step_us}}) {
+      json.Key(key);
+      if (us) {
+        json.Value(*us);
+      } else {
+        json.Null();
+      }
     }
     json.EndObject();
   }

@@ -113,6 +113,7 @@ SeriesError CompareSeries(const std::string& file, const std::vector<StateSample
 // Where a data-parallel replay's lock-steps spent their time (engine/dp_engine.h).
 struct LockStepTotals {
   int64_t steps = 0, all_idle = 0;
+  std::vector<int64_t> requests_per_rank;  // as the front end split them
   double rank_s = 0, moe_s = 0, exchange_s = 0;
   void Add(const DpStepRecord& step) {
     ++steps;
@@ -128,6 +129,10 @@ struct LockStepTotals {
         "rank without MoE %.3f ms, expert shard %.3f ms, dispatch + combine %.3f ms\n",
         dp, static_cast<long long>(steps), static_cast<long long>(all_idle), 1e3 * rank_s / n,
         1e3 * moe_s / n, 1e3 * exchange_s / n);
+    std::printf("requests per DP rank:");
+    for (int64_t r : requests_per_rank)
+      std::printf(" %lld", static_cast<long long>(r));
+    std::printf("\n");
   }
 };
 
@@ -252,6 +257,7 @@ void Validate(const ValidateOptions& options) {
                                 ? 0
                                 : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs);
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
+    lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
     dp_engine->OnStep([&](const DpStepRecord& step) {
       samples.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
       lock_steps.Add(step);
@@ -277,7 +283,8 @@ void Validate(const ValidateOptions& options) {
     request->max_output_tokens = r->output_tokens;
     const SimTime arrival = ArrivalAfter(*r, *origin, reader.path());
     if (dp_engine) {
-      dp_engine->Arrive(std::move(request), arrival);
+      const int rank = dp_engine->Arrive(std::move(request), arrival);
+      ++lock_steps.requests_per_rank[static_cast<std::size_t>(rank)];
     } else {
       instance->Arrive(std::move(request), arrival);
     }
