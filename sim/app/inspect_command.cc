@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/project_paths.h"
+#include "engine/dp_setup.h"
 #include "engine/engine_setup.h"
 #include "model/hardware.h"
 #include "model/model_catalog.h"
@@ -60,6 +61,11 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
     memory.gpu_memory_bytes = *gpu_memory;
     memory.gpu_memory_utilization = options.gpu_memory_utilization;
     memory.weights = CountWeights(report.card, report.engine.tp, report.engine.quantization);
+    if (options.data_parallel_size > 1 && options.enable_expert_parallel) {
+      // Each GPU holds 1 / DP of the experts a TP rank would (engine/dp_setup.h).
+      const int64_t experts = ExpertWeightBytesPerTpRank(report.card, report.engine.tp);
+      memory.weights.bytes_per_rank -= experts - experts / options.data_parallel_size;
+    }
     const int64_t budget =
         KvBytesFromMemory(memory.gpu_memory_bytes, options.gpu_memory_utilization, 0);
     memory.kv_cache_bytes = budget - memory.weights.bytes_per_rank;
@@ -70,6 +76,11 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
                                                       memory.weights.bytes_per_rank));
     }
     report.memory = memory;
+  }
+  if (options.data_parallel_size != 1 || options.enable_expert_parallel) {
+    report.data_parallel =
+        BuildDpReport(report.card, report.engine, options.data_parallel_size,
+                      options.enable_expert_parallel, hardware ? &*hardware : nullptr);
   }
   if (report.memory) report.pool = SizePool(report.layout, report.memory->kv_cache_bytes);
   if (options.decode_step_context) {
@@ -138,6 +149,12 @@ void AddInspectCommand(CLI::App& app) {
   cmd->add_option("--decode-batch", options->decode_step_batch,
                   "Sequences in the --decode-step batch")
       ->capture_default_str();
+  cmd->add_option("--data-parallel-size", options->data_parallel_size,
+                  "DP ranks of a MoE model with --enable-expert-parallel: the GPUs, expert "
+                  "shards and per-step collectives")
+      ->capture_default_str();
+  cmd->add_flag("--enable-expert-parallel", options->enable_expert_parallel,
+                "Shard the experts over DP x TP GPUs (vLLM's enable_expert_parallel)");
   cmd->add_flag("--json", options->json, "Print the same report as JSON");
 
   cmd->callback([options, prefix, prefix_caching, no_chunked, utilization]() {

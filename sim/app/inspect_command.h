@@ -23,6 +23,9 @@ struct InspectOptions {
   // Price one decode step after this many tokens (needs --hardware).
   std::optional<int64_t> decode_step_context;
   int64_t decode_step_batch = 1;
+  // vLLM's data_parallel_size and enable_expert_parallel (app/inspect_dp.h).
+  int data_parallel_size = 1;
+  bool enable_expert_parallel = false;
 };
 
 // Loads the model (and hardware), resolves the engine and lays out the cache; refusals

@@ -373,6 +373,7 @@ void PrintInspectText(const InspectReport& report, std::ostream& out) {
   PrintAttentionText(report.hardware, report.layout, report.engine, out);
   PrintMemory(report, out);
   if (report.decode_step) PrintDecodeStepText(*report.decode_step, out);
+  if (report.data_parallel) PrintDpText(*report.data_parallel, out);
 }
 
 void PrintInspectJson(const InspectReport& report, std::ostream& out) {
@@ -385,6 +386,7 @@ void PrintInspectJson(const InspectReport& report, std::ostream& out) {
   JsonAttention(report.layout, report.engine, json);
   JsonMemory(report, json);
   JsonDecodeStep(report.decode_step, json);
+  JsonDp(report.data_parallel, json);
   json.EndObject();
 }
 

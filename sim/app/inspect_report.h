@@ -8,6 +8,7 @@
 #include <string>
 
 #include "app/inspect_attention.h"
+#include "app/inspect_dp.h"
 #include "engine/engine_config.h"
 #include "engine/kv_cache_layout.h"
 #include "model/model_card.h"
@@ -33,6 +34,7 @@ struct InspectReport {
   std::optional<KvMemory> memory;
   std::optional<PoolCapacity> pool;
   std::optional<DecodeStepReport> decode_step;  // --decode-step
+  std::optional<DpReport> data_parallel;        // --data-parallel-size > 1
 };
 
 void PrintInspectText(const InspectReport& report, std::ostream& out);

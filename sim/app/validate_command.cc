@@ -14,6 +14,7 @@
 #include "core/project_paths.h"
 #include "core/stats.h"
 #include "core/yaml_section.h"
+#include "engine/dp_setup.h"
 #include "engine/engine_setup.h"
 #include "model/model_catalog.h"
 #include "workload/vllm_bench_reader.h"
@@ -65,9 +66,6 @@ EngineConfig EngineConfigFrom(const YamlSection& meta) {
   config.max_num_seqs = kMaxNumSeqs.Find(kwargs);
   config.max_num_batched_tokens = kMaxNumBatchedTokens.Find(kwargs);
   config.max_model_len = kMaxModelLen.Find(kwargs);
-  if (kwargs.GetOr<int>("data_parallel_size", 1) != 1) {
-    kwargs.Fail("data_parallel_size", "data-parallel runs are not replayed yet");
-  }
   if (auto cache = meta.FindChild("kv_cache")) {
     config.block_size = kBlockSize.Find(*cache);
     config.enable_prefix_caching = kEnablePrefixCaching.Find(*cache);
@@ -111,6 +109,32 @@ SeriesError CompareSeries(const std::string& file, const std::vector<StateSample
   }
   return error;
 }
+
+// Where a data-parallel replay's lock-steps spent their time (engine/dp_engine.h).
+struct LockStepTotals {
+  int64_t steps = 0, all_idle = 0;
+  std::vector<int64_t> requests_per_rank;  // as the front end split them
+  double rank_s = 0, moe_s = 0, exchange_s = 0;
+  void Add(const DpStepRecord& step) {
+    ++steps;
+    if (step.busy_ranks == 0) ++all_idle;
+    rank_s += ToSeconds(step.timing.slowest_rank_ns);
+    moe_s += ToSeconds(step.timing.moe_ns);
+    exchange_s += ToSeconds(step.timing.exchange_ns);
+  }
+  void Print(int dp) const {
+    const double n = std::max<double>(1, static_cast<double>(steps));
+    std::printf(
+        "data parallel: %d ranks, %lld lock-steps (%lld only dummy batches); per step: slowest "
+        "rank without MoE %.3f ms, expert shard %.3f ms, dispatch + combine %.3f ms\n",
+        dp, static_cast<long long>(steps), static_cast<long long>(all_idle), 1e3 * rank_s / n,
+        1e3 * moe_s / n, 1e3 * exchange_s / n);
+    std::printf("requests per DP rank:");
+    for (int64_t r : requests_per_rank)
+      std::printf(" %lld", static_cast<long long>(r));
+    std::printf("\n");
+  }
+};
 
 double Signed(double simulated, double measured) {
   return measured == 0 ? 0 : (simulated - measured) / measured;
@@ -205,16 +229,45 @@ void Validate(const ValidateOptions& options) {
   for (const std::string& mismatch :
        BundleMismatches(bundle, card.name, budget.hardware ? budget.hardware->name : ""))
     std::fprintf(stderr, "fleetsim: warning: %s\n", mismatch.c_str());
+  // Data parallelism with expert parallelism: one engine per DP rank in lock-step
+  // (engine/dp_engine.h), the requests split over them as vLLM's front end splits them.
+  const YamlSection kwargs = meta.Child("engine_kwargs");
+  const int dp = kwargs.GetOr<int>("data_parallel_size", 1);
+  if (dp < 1) kwargs.Fail("data_parallel_size", "must be at least 1");
+  const bool expert_parallel = kwargs.GetOr<bool>("enable_expert_parallel", false);
+  if (auto why = DpExpertParallelViolation(card, dp, expert_parallel))
+    kwargs.Fail(expert_parallel ? "data_parallel_size" : "enable_expert_parallel", *why);
+  if (dp > 1 && !budget.hardware) {
+    throw OptionError("--hardware",
+                      "a data-parallel run needs --hardware for its expert "
+                      "dispatch collectives");
+  }
+  if (dp > 1) budget = DpExpertParallelKvBudget(card, config.tensor_parallel_size, dp, budget);
   const EngineSetup setup =
       BuildEngineSetup(std::move(card), std::move(bundle), config, budget, step_overhead,
                        [&](std::string_view setting, const std::string& message) {
                          return MetaError(meta_file, setting, message);
                        });
-  std::unique_ptr<Instance> instance = setup.MakeInstance();
   std::vector<StateSample> samples;
-  instance->OnStep([&](const StepRecord& step) {
-    samples.push_back({step.start + step.duration, step.running, step.waiting});
-  });
+  LockStepTotals lock_steps;
+  std::unique_ptr<Instance> instance;
+  std::unique_ptr<DpEngine> dp_engine;
+  if (dp > 1) {
+    const int64_t capture = kwargs.GetOr<bool>("enforce_eager", false)
+                                ? 0
+                                : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs);
+    dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
+    lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
+    dp_engine->OnStep([&](const DpStepRecord& step) {
+      samples.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
+      lock_steps.Add(step);
+    });
+  } else {
+    instance = setup.MakeInstance();
+    instance->OnStep([&](const StepRecord& step) {
+      samples.push_back({step.start + step.duration, step.running, step.waiting});
+    });
+  }
 
   VllmBenchReader reader((dir / "requests.jsonl").string());
   Latencies real;
@@ -228,12 +281,30 @@ void Validate(const ValidateOptions& options) {
     request->name = r->id;
     request->prompt_tokens = r->input_tokens;
     request->max_output_tokens = r->output_tokens;
-    instance->Arrive(std::move(request), ArrivalAfter(*r, *origin, reader.path()));
+    const SimTime arrival = ArrivalAfter(*r, *origin, reader.path());
+    if (dp_engine) {
+      const int rank = dp_engine->Arrive(std::move(request), arrival);
+      ++lock_steps.requests_per_rank[static_cast<std::size_t>(rank)];
+    } else {
+      instance->Arrive(std::move(request), arrival);
+    }
   }
-  instance->RunUntil(kNever);
+  std::vector<RequestRecord> records;
+  if (dp_engine) {
+    dp_engine->RunUntil(kNever);
+    records = dp_engine->TakeRecords();
+  } else {
+    instance->RunUntil(kNever);
+    records = instance->TakeRecords();
+  }
+  if (static_cast<int64_t>(records.size()) != count) {
+    throw InputError(dir.string(), 0, "requests",
+                     std::to_string(count - static_cast<int64_t>(records.size())) +
+                         " requests did not settle in the simulation");
+  }
 
   Latencies sim;
-  for (const RequestRecord& r : instance->records()) {
+  for (const RequestRecord& r : records) {
     if (r.state != RequestState::kFinished) {
       throw InputError(dir.string(), 0, r.name,
                        "request did not finish in the simulation (" +
@@ -243,6 +314,7 @@ void Validate(const ValidateOptions& options) {
   }
   const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
   Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());
+  if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 
 }  // namespace

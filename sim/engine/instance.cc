@@ -98,14 +98,47 @@ BatchShape Instance::ShapeOf(const StepPlan& plan) const {
 }
 
 void Instance::RunStep() {
+  const std::optional<BatchShape> shape = PlanStep();
+  if (shape) FinishStep(*shape, cost_.Cost(*shape).total_ns);
+}
+
+std::optional<BatchShape> Instance::BeginLockStep(SimTime at) {
+  FLEETSIM_CHECK(at >= now_, "a lock-step starts no earlier than the instance's clock");
+  now_ = at;
+  if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
+  AdmitArrivalsUpTo(now_);
+  if (scheduler_.idle()) return std::nullopt;
+  return PlanStep();
+}
+
+void Instance::FinishLockStep(const BatchShape& shape, SimTime duration) {
+  FinishStep(shape, duration);
+}
+
+void Instance::IdleUntil(SimTime at) {
+  FLEETSIM_CHECK(at >= now_, "an idle instance's clock only moves forward");
+  now_ = at;
+}
+
+SimTime Instance::NextArrival() const {
+  return pending_.empty() ? kNever : pending_.front().first;
+}
+
+std::optional<BatchShape> Instance::PlanStep() {
   EndDecodeRun();
   const StepPlan& plan = scheduler_.Schedule();
-  if (plan.empty()) return;
-  const BatchShape shape = ShapeOf(plan);
-  const StepCost cost = cost_.Cost(shape);
+  if (plan.empty()) return std::nullopt;
+  planned_ = &plan;
+  return ShapeOf(plan);
+}
+
+void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
+  FLEETSIM_CHECK(planned_ != nullptr, "a step finishes only after it was planned");
+  const StepPlan& plan = *planned_;
+  planned_ = nullptr;
   const SimTime start = now_;
   last_active_ = start;
-  const SimTime end = start + cost.total_ns;
+  const SimTime end = start + duration;
   // A request is first scheduled when first admitted, and its first token comes in the
   // step its output leaves zero; output, prefix-hit and preemption counts go into its
   // record when it settles. So only such steps touch records.
@@ -133,12 +166,12 @@ void Instance::RunStep() {
     });
   }
   ++steps_;
-  busy_ += cost.total_ns;
+  busy_ += duration;
   now_ = end;
   if (on_step_) {
     StepRecord step;
     step.start = start;
-    step.duration = cost.total_ns;
+    step.duration = duration;
     step.prefill_tokens = shape.prefill_tokens();
     step.prefill_chunks = shape.num_prefills();
     step.decodes = shape.num_decodes();

@@ -80,6 +80,19 @@ class Instance {
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
 
+  // Lock-step driving, for the ranks of a data-parallel engine (engine/dp_engine.h) whose
+  // steps start and end together: BeginLockStep moves the clock to `at` (not before the
+  // instance's own), admits the arrivals due by then and plans a step -- the batch's shape,
+  // or nothing when the scheduler has nothing to run; FinishLockStep commits that step
+  // with the duration the caller sets for every rank. An instance driven this way is
+  // never given RunUntil; fast decode is not used.
+  std::optional<BatchShape> BeginLockStep(SimTime at);
+  void FinishLockStep(const BatchShape& shape, SimTime duration);
+  // A rank that ran no step of its own (vLLM's dummy batch) moves its clock to `at`.
+  void IdleUntil(SimTime at);
+  // The next request on the wire, kNever when none.
+  SimTime NextArrival() const;
+
   // At a horizon: settles every request handed over and not done -- arrived or not -- as
   // unfinished (in arrival order), so that each appears once in the results.
   void FlushPending();
@@ -110,6 +123,10 @@ class Instance {
   // Moves a request's record to the settled list and frees its slot.
   void Settle(Request& request);
   void RunStep();
+  // RunStep's two halves: the scheduler's plan (its shape; nothing when empty), and its
+  // commit with `duration`, which moves the clock to the step's end.
+  std::optional<BatchShape> PlanStep();
+  void FinishStep(const BatchShape& shape, SimTime duration);
   // Advances pure-decode steps in one move until an event changes the batch (an arrival,
   // a finish, a pool too short for the next step's blocks) or the window ends, doing only
   // the pool work of the steps that have some; false when the next step must run the
@@ -141,6 +158,7 @@ class Instance {
   // the arrival-time checks; guards a run against waiting forever).
   bool stalled_ = false;
   std::function<void(const StepRecord&)> on_step_;
+  const StepPlan* planned_ = nullptr;  // between PlanStep and FinishStep
   SchedulerConfig config_;
   int64_t steps_ = 0;
   SimTime busy_ = 0;

@@ -241,6 +241,31 @@ double StepCostModel::PlusTokenUs(double start, const std::vector<const GridTabl
 }
 
 StepCost StepCostModel::Cost(const BatchShape& batch) const {
+  return Compose(batch, true);
+}
+
+StepCost StepCostModel::CostOutsideMoe(const BatchShape& batch) const {
+  return Compose(batch, false);
+}
+
+double StepCostModel::ExpertShardMoeUs(double gathered_tokens, int dp) const {
+  if (moe_layers_ == 0 || gathered_tokens <= 0) return 0;
+  // A rank of the DP x TP expert-parallel group holds experts / (DP x TP) whole experts
+  // and runs them on every token the dispatch gathered (vLLM's fused MoE with an
+  // expert_map: tokens routed elsewhere are masked). The table prices one rank of a TP-tp
+  // engine, whose experts are 1/tp wide: the shard's token-expert pairs (gathered x top-k
+  // / (DP x TP) whole-width) are the table's at gathered / DP tokens, and its weights (the
+  // distinct local experts reached, whole width) are tp times as many 1/tp-wide ones.
+  // Routing is taken as uniform over the experts (no EPLB; vLLM's default linear
+  // placement), so each rank expects the same share.
+  const double e = moe_experts_;
+  const double shard = e / (static_cast<double>(dp) * tp_);
+  const double reached = 1.0 - std::pow(1.0 - static_cast<double>(moe_top_k_) / e, gathered_tokens);
+  const double activated = std::min(e, shard * reached * tp_);
+  return moe_layers_ * tables_.moe->Lookup({gathered_tokens / dp, activated});
+}
+
+StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
   const auto tokens = static_cast<double>(batch.total_tokens());
   const GridTable::Position at = embedding_->Locate(tokens);
   double us = embedding_->LookupAt(at) + TokenUs(*final_layernorm_, tokens, at);
@@ -249,7 +274,7 @@ StepCost StepCostModel::Cost(const BatchShape& batch) const {
   if (gdn_layers_ > 0)
     us += gdn_layers_ * PlusTokenUs(GdnRegimeUs(batch), gdn_kernels_, tokens, at);
   if (dense_mlp_layers_ > 0) us += dense_mlp_layers_ * PlusTokenUs(0, mlp_kernels_, tokens, at);
-  if (moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
+  if (with_moe && moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
   if (batch.sampled_sequences() > 0) {
     const auto sequences = static_cast<double>(batch.sampled_sequences());
     us += lm_head_->Lookup({sequences});

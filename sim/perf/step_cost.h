@@ -64,6 +64,15 @@ class StepCostModel {
   StepCostModel& operator=(const StepCostModel&) = delete;
 
   StepCost Cost(const BatchShape& batch) const;
+  // For a data-parallel rank with expert parallelism (engine/dp_engine.h): the step
+  // without its MoE blocks (attention, dense kernels, head, TP collectives, overhead);
+  // and the MoE blocks of all layers on one rank of the DP x TP expert-parallel group when
+  // the dispatch gathered `gathered_tokens` tokens from the `dp` DP ranks, in microseconds.
+  StepCost CostOutsideMoe(const BatchShape& batch) const;
+  double ExpertShardMoeUs(double gathered_tokens, int dp) const;
+  int moe_layers() const { return moe_layers_; }
+  int moe_experts() const { return moe_experts_; }
+  int moe_top_k() const { return moe_top_k_; }
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
 
@@ -106,6 +115,7 @@ class StepCostModel {
   double PrefillKeyCoordinate(const BatchShape& batch) const;
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
+  StepCost Compose(const BatchShape& batch, bool with_moe) const;
   // A per-token kernel at `tokens` (`at`: tokens located on the shared token axis), and
   // `start` plus such kernels added in order (the order fixes the rounding).
   double TokenUs(const GridTable& kernel, double tokens, const GridTable::Position& at) const {

@@ -35,6 +35,46 @@ TEST(InspectCli, HybridWithPrefixCachingReportsTheOverriddenBlockAndStateBlocks)
   EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
+// Qwen3-30B-A3B under DP 2 x EP on RTX PRO 6000: 128 experts / 2 GPUs; 48 layers x 64
+// experts x 3 x 768 x 2048 x 2 B = 28,991,029,248 B (27.0 GiB) of experts per GPU; 128
+// decodes per rank gather 256 tokens: dispatch 256 x (2048 x 2 + 8 x (4 + 4)) = 1,064,960 B,
+// combine 256 x 4096 = 1,048,576 B.
+TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
+  const std::string base =
+      "inspect --model qwen3-30b-a3b --hardware RTX-PRO-6000 --max-num-seqs 128 "
+      "--max-num-batched-tokens 2048 ";
+  const auto r = RunFleetsim(base + "--data-parallel-size 2 --enable-expert-parallel");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "DP 2 x TP 1 = 2 GPUs of a 8-GPU node")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "experts: 128, at most 64 per GPU (EP 2), 27.0 GiB")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "up to 256 tokens")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "(128 per rank, 256 gathered): 1.1 MB + 1.0 MB a layer")) << r.out;
+  const auto j = RunFleetsim(base + "--data-parallel-size 2 --enable-expert-parallel --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const YAML::Node doc = YAML::Load(j.out);
+  EXPECT_EQ(doc["data_parallel"]["expert_bytes_per_gpu"].as<int64_t>(), 28'991'029'248);
+  EXPECT_EQ(doc["data_parallel"]["exchange"][0]["dispatch_bytes"].as<int64_t>(), 1'064'960);
+  EXPECT_EQ(doc["data_parallel"]["exchange"][0]["combine_bytes"].as<int64_t>(), 1'048'576);
+  EXPECT_GT(doc["data_parallel"]["exchange"][0]["per_step_us"].as<double>(), 0);
+  // Half the experts leave each GPU: its KV budget grows by exactly their bytes.
+  const auto one = RunFleetsim(base + "--json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(doc["memory"]["kv_cache_bytes"].as<int64_t>() -
+                YAML::Load(one.out)["memory"]["kv_cache_bytes"].as<int64_t>(),
+            28'991'029'248);
+
+  const auto no_ep = RunFleetsim(base + "--data-parallel-size 2");
+  EXPECT_EQ(no_ep.exit_code, 2);
+  EXPECT_TRUE(Contains(no_ep.err, "--enable-expert-parallel")) << no_ep.err;
+  const auto dense =
+      RunFleetsim("inspect --model llama-3.1-8b --data-parallel-size 2 --enable-expert-parallel");
+  EXPECT_EQ(dense.exit_code, 2);
+  EXPECT_TRUE(Contains(dense.err, "no MoE layers")) << dense.err;
+  const auto too_many = RunFleetsim(base + "--data-parallel-size 16 --enable-expert-parallel");
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_TRUE(Contains(too_many.err, "16 GPUs do not fit a node of 8")) << too_many.err;
+}
+
 TEST(InspectCli, KvMemoryGivesPoolBlocksAndConcurrency) {
   const auto r = RunFleetsim(
       "inspect --model qwen3.8-27b --enable-prefix-caching --kv-cache-memory-bytes 64424509440");

@@ -1,0 +1,51 @@
+// `fleetsim inspect --data-parallel-size N --enable-expert-parallel`: a DP x EP deployment
+// of a MoE model as vLLM 0.19 lays it out (engine/dp_engine.h): the GPUs, each rank's
+// expert shard and weights, the CUDA-graph padding, and the collectives every MoE layer
+// adds per step -- the dispatch all-gather and the combine reduce-scatter of the gathered
+// tokens, priced by the NCCL model when the hardware is given.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+
+#include "core/json_writer.h"
+#include "engine/engine_config.h"
+#include "model/hardware.h"
+#include "model/model_card.h"
+
+namespace fleetsim {
+
+// One step's exchange at a given batch per rank.
+struct DpExchange {
+  const char* batch = "";  // what the batch is
+  int64_t tokens_per_rank = 0;
+  int64_t gathered_tokens = 0;
+  int64_t dispatch_bytes = 0;  // all-gathered: hidden (activation dtype) + top-k weights and ids
+  int64_t combine_bytes = 0;   // reduce-scattered hidden states
+  std::optional<double> per_layer_us;  // dispatch + combine, with --hardware
+  std::optional<double> per_step_us;   // all MoE layers
+};
+
+struct DpReport {
+  int dp = 1;
+  int tp = 1;
+  int gpus = 1;
+  int experts = 0;
+  int experts_per_rank = 0;  // the largest shard: experts / (DP x TP), rounded up
+  int moe_layers = 0;
+  int64_t expert_bytes_per_rank = 0;
+  int64_t capture_tokens = 0;        // max_cudagraph_capture_size: padding to the largest rank
+  std::optional<int> gpus_per_node;  // the catalog's, with --hardware
+  DpExchange decode, prefill;
+};
+
+// `dp` ranks of `engine` serving `card`; refusals (not MoE, no EP, more GPUs than a node
+// of `hardware`) are OptionErrors.
+DpReport BuildDpReport(const ModelCard& card, const ResolvedEngineConfig& engine, int dp,
+                       bool enable_expert_parallel, const HardwareSpec* hardware);
+
+void PrintDpText(const DpReport& report, std::ostream& out);
+void JsonDp(const std::optional<DpReport>& report, JsonWriter& json);
+
+}  // namespace fleetsim

@@ -1,0 +1,147 @@
+#include "engine/dp_engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+
+namespace fleetsim {
+
+void DpRankChooser::Publish(SimTime t, std::vector<DpLoad> counts) {
+  FLEETSIM_CHECK(counts.size() == counts_.size(), "one count per DP rank");
+  counts_ = std::move(counts);
+  published_ = true;
+  last_publish_ = t;
+}
+
+int DpRankChooser::Choose() {
+  // get_core_engine_for_request: score = waiting * 4 + running, `<` keeps the first lowest
+  // from eng_start_index (0 with one API server); then current_counts[i][0] += client_count.
+  int best = 0;
+  int64_t best_score = INT64_MAX;
+  for (std::size_t i = 0; i < counts_.size(); ++i) {
+    const int64_t score = counts_[i].waiting * 4 + counts_[i].running;
+    if (score < best_score) {
+      best_score = score;
+      best = static_cast<int>(i);
+    }
+  }
+  ++counts_[static_cast<std::size_t>(best)].waiting;
+  return best;
+}
+
+DpEngine::DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
+                   CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens)
+    : ranks_(std::move(ranks)),
+      cost_(cost),
+      dp_group_(std::move(dp_group)),
+      hidden_(hidden),
+      capture_tokens_(capture_tokens),
+      chooser_(static_cast<int>(ranks_.size())) {
+  FLEETSIM_CHECK(ranks_.size() >= 2, "a data-parallel engine has two ranks or more");
+  loads_before_step_ = Loads();
+  // _dummy_run(1, uniform_decode=True): one decode of one token.
+  BatchShape dummy;
+  dummy.AddDecode(1);
+  dummy_ns_ = cost_.CostOutsideMoe(dummy).total_ns;
+}
+
+std::vector<DpLoad> DpEngine::Loads() const {
+  std::vector<DpLoad> loads;
+  loads.reserve(ranks_.size());
+  for (const auto& r : ranks_)
+    loads.push_back({r->outstanding() - r->num_running(), r->num_running()});
+  return loads;
+}
+
+int DpEngine::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
+  RunUntil(arrival);
+  if (chooser_.Due(arrival)) {
+    // What the engines had published by `arrival`: a lock-step still running then has not.
+    chooser_.Publish(arrival, now_ > arrival ? loads_before_step_ : Loads());
+  }
+  const int r = chooser_.Choose();
+  ranks_[static_cast<std::size_t>(r)]->Arrive(std::move(request), arrival);
+  return r;
+}
+
+DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes) const {
+  DpStepTiming t;
+  int64_t most = 0, sum = 0;
+  for (const std::optional<BatchShape>& shape : shapes) {
+    // An idle rank's dummy batch is one token (execute_dummy_batch -> _dummy_run(1)); its
+    // own work (a 1-token forward, padded with the others under CUDA graphs) is taken as
+    // the 1-token step's: a busy rank's is never shorter.
+    const int64_t tokens = shape ? shape->total_tokens() : 1;
+    t.slowest_rank_ns =
+        std::max(t.slowest_rank_ns, shape ? cost_.CostOutsideMoe(*shape).total_ns : dummy_ns_);
+    most = std::max(most, tokens);
+    sum += tokens;
+  }
+  const auto ranks = static_cast<int64_t>(shapes.size());
+  t.gathered_tokens = most <= capture_tokens_ ? most * ranks : sum;
+  t.moe_ns = std::llround(
+      cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens), static_cast<int>(ranks)) *
+      1000.0);
+  t.exchange_ns = std::llround(
+      cost_.moe_layers() *
+      dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_top_k()) * 1000.0);
+  t.total_ns = t.slowest_rank_ns + t.moe_ns + t.exchange_ns;
+  return t;
+}
+
+void DpEngine::RunUntil(SimTime until) {
+  std::vector<std::optional<BatchShape>> shapes(ranks_.size());
+  while (now_ < until) {
+    bool any = false;
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      shapes[r] = ranks_[r]->BeginLockStep(now_);
+      any = any || shapes[r].has_value();
+    }
+    if (!any && wave_steps_ % kWaveCheckSteps != 0) {
+      // Work ran out between two wave-end checks: every rank runs dummy steps up to the
+      // next check (a request arriving meanwhile joins the next lock-step).
+    } else if (!any) {
+      // The wave is over (or every rank waits on an arrival): wait for the next request.
+      wave_steps_ = 0;
+      SimTime next = kNever;
+      for (const auto& r : ranks_)
+        next = std::min(next, r->NextArrival());
+      if (next == kNever || next >= until) return;
+      now_ = next;
+      continue;
+    }
+    const DpStepTiming timing = Time(shapes);
+    loads_before_step_ = Loads();
+    const SimTime end = now_ + timing.total_ns;
+    DpStepRecord record;
+    record.start = now_;
+    record.timing = timing;
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      if (shapes[r]) {
+        ranks_[r]->FinishLockStep(*shapes[r], timing.total_ns);
+        ++record.busy_ranks;
+      } else {
+        ranks_[r]->IdleUntil(end);
+      }
+      record.running += ranks_[r]->num_running();
+      record.waiting += ranks_[r]->num_waiting();
+    }
+    now_ = end;
+    ++steps_;
+    ++wave_steps_;
+    if (on_step_) on_step_(record);
+  }
+}
+
+std::vector<RequestRecord> DpEngine::TakeRecords() {
+  std::vector<RequestRecord> out;
+  for (auto& r : ranks_) {
+    std::vector<RequestRecord> records = r->TakeRecords();
+    out.insert(out.end(), std::make_move_iterator(records.begin()),
+               std::make_move_iterator(records.end()));
+  }
+  return out;
+}
+
+}  // namespace fleetsim

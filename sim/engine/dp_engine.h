@@ -1,0 +1,142 @@
+// Data parallelism with expert parallelism for MoE models, as vLLM 0.19 runs it
+// (`data_parallel_size` > 1, `enable_expert_parallel`): one engine core per DP rank, each
+// with its own scheduler and KV cache, attention on its own batch; the MoE layers run over
+// all DP x TP GPUs with the experts sharded among them, so the ranks step in lock-step.
+//
+//   DpEngine engine(std::move(ranks), cost, expert_group, hidden, capture_tokens);
+//   engine.Arrive(std::move(request), arrival);   // in arrival order; picks the rank
+//   engine.RunUntil(kNever);
+//
+// The rules, from vLLM's source (docs/COLLECTIVES.md, "Data parallelism with experts"):
+// - lock-step (v1/engine/core.py DPEngineCoreProc.run_busy_loop): while any rank has
+//   unfinished requests every rank runs a step; a rank with nothing scheduled runs a dummy
+//   batch (execute_dummy_batch: _dummy_run(1), a 1-token forward) so that its MoE layers
+//   join the collectives. Whether any rank still has work is all-reduced only every 32nd
+//   step of a wave (_has_global_unfinished_reqs), so a wave whose work ends between two
+//   checks runs dummy steps on every rank up to the next; then it ends and all wait for the
+//   next request.
+// - per step (v1/worker/dp_utils.py coordinate_batch_across_dp): the ranks agree on their
+//   token counts; with CUDA graphs (every rank's batch within max_cudagraph_capture_size,
+//   config/vllm.py: min(2 x max_num_seqs, 512)) all are padded to the largest, else each
+//   keeps its own.
+// - MoE with EP (all2all_backend allgather_reducescatter, distributed/device_communicators/
+//   all2all.py AgRsAll2AllManager): dispatch all-gathers every rank's tokens, each rank
+//   runs its experts / (DP x TP) experts on all of them, combine reduce-scatters; the
+//   collective makes every layer wait for the slowest rank.
+// - a step's time: the slowest rank's step without its MoE blocks + the MoE blocks of one
+//   expert shard on the gathered tokens + the dispatch/combine of every MoE layer.
+// - the front end's choice of rank (v1/engine/core_client.py DPLBAsyncMPClient
+//   .get_core_engine_for_request): the lowest waiting x 4 + running over counts the DP
+//   coordinator publishes at most every 100 ms (v1/engine/coordinator.py,
+//   stats_update_interval_ms), scanning from rank 0 (eng_start_index of the only client)
+//   and keeping the first lowest; the chosen rank's waiting count is raised by one until the
+//   next publication.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/sim_time.h"
+#include "engine/instance.h"
+#include "perf/collective.h"
+#include "perf/step_cost.h"
+
+namespace fleetsim {
+
+// A rank's queue as the DP coordinator reports it.
+struct DpLoad {
+  int64_t waiting = 0;
+  int64_t running = 0;
+};
+
+// The front end's choice of DP rank (DPLBAsyncMPClient).
+class DpRankChooser {
+ public:
+  // vLLM's default stats_update_interval_ms (coordinator.py).
+  static constexpr SimTime kPublishInterval = 100'000'000;
+
+  explicit DpRankChooser(int ranks) : counts_(static_cast<std::size_t>(ranks)) {}
+  // Whether a publication is due at `t` (the first, or kPublishInterval after the last).
+  bool Due(SimTime t) const { return !published_ || t >= last_publish_ + kPublishInterval; }
+  void Publish(SimTime t, std::vector<DpLoad> counts);
+  // The rank with the lowest waiting x 4 + running, the first of equals; counts it waiting.
+  int Choose();
+  const std::vector<DpLoad>& counts() const { return counts_; }
+
+ private:
+  std::vector<DpLoad> counts_;
+  bool published_ = false;
+  SimTime last_publish_ = 0;
+};
+
+// What one lock-step costs.
+struct DpStepTiming {
+  SimTime slowest_rank_ns = 0;  // the longest rank step without its MoE blocks
+  int64_t gathered_tokens = 0;  // what each MoE dispatch all-gathers
+  SimTime moe_ns = 0;           // one expert shard's MoE blocks on them, all layers
+  SimTime exchange_ns = 0;      // dispatch + combine, all MoE layers
+  SimTime total_ns = 0;
+};
+
+// One lock-step, for /steps and validation: the ranks' states summed.
+struct DpStepRecord {
+  SimTime start = 0;
+  DpStepTiming timing;
+  int busy_ranks = 0;
+  int64_t running = 0;
+  int64_t waiting = 0;
+};
+
+class DpEngine {
+ public:
+  // `ranks`: one instance per DP rank, sharing `cost` (the per-rank step-cost model);
+  // `dp_group`: the collective model of the DP group that the dispatch gathers over;
+  // `hidden`: the model's hidden size; `capture_tokens`: max_cudagraph_capture_size (0
+  // when CUDA graphs are off: no padding).
+  DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
+           CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens);
+
+  // Routes the request to a rank as vLLM's front end does and hands it over at `arrival`
+  // (not before the previous arrival); returns the rank.
+  int Arrive(std::unique_ptr<Request> request, SimTime arrival);
+  // Runs every lock-step that starts before `until`.
+  void RunUntil(SimTime until);
+  void OnStep(std::function<void(const DpStepRecord&)> observer) { on_step_ = std::move(observer); }
+
+  // vLLM's wave-end check interval (core.py _has_global_unfinished_reqs).
+  static constexpr int64_t kWaveCheckSteps = 32;
+
+  // The cost of one lock-step of the ranks' planned batches (nothing: a dummy batch).
+  DpStepTiming Time(const std::vector<std::optional<BatchShape>>& shapes) const;
+
+  int size() const { return static_cast<int>(ranks_.size()); }
+  Instance& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
+  const Instance& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
+  SimTime now() const { return now_; }
+  int64_t steps() const { return steps_; }
+  // Settled records of every rank, rank by rank.
+  std::vector<RequestRecord> TakeRecords();
+
+ private:
+  std::vector<DpLoad> Loads() const;
+
+  std::vector<std::unique_ptr<Instance>> ranks_;
+  const StepCostModel& cost_;
+  CollectiveModel dp_group_;
+  int64_t hidden_;
+  int64_t capture_tokens_;
+  DpRankChooser chooser_;
+  SimTime now_ = 0;
+  int64_t steps_ = 0;
+  int64_t wave_steps_ = 0;  // lock-steps of the current wave; 0 between waves
+  SimTime dummy_ns_ = 0;    // a dummy batch's step without MoE blocks
+  // The ranks' loads before the last lock-step, which a request arriving while it runs
+  // sees (the engines publish after a step ends).
+  std::vector<DpLoad> loads_before_step_;
+  std::function<void(const DpStepRecord&)> on_step_;
+};
+
+}  // namespace fleetsim
