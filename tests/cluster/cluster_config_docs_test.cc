@@ -73,7 +73,8 @@ std::vector<std::vector<std::string>> TableAfter(const std::string& markdown,
 // Where each section's key table is in the docs.
 std::string HeadingOf(const SettingSection& section) {
   if (section.name.empty()) return "Top-level keys:";
-  if (section.name == "engine") return "### engine";
+  if (section.name == "engine" || section.name == "speculative_config")
+    return "### " + std::string(section.name);
   return "## " + std::string(section.name);
 }
 
