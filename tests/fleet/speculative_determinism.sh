@@ -58,11 +58,4 @@ read -r drafted accepted < <(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i
   { echo "accepted $accepted of $drafted drafts: expected some, not all"; exit 1; }
 echo "400 requests, each once; /steps: $accepted of $drafted drafts accepted"
 
-for spec in 1:2 2:1 2:2; do
-  ranks=${spec%%:*} threads=${spec##*:}
-  extra="--threads $threads"
-  run "np${ranks}t${threads}" "$mpiexec" -np "$ranks" --oversubscribe
-  same_tables "$work" single "np${ranks}t${threads}" \
-    "at $ranks rank(s) x $threads thread(s) from the single process"
-  echo "  $ranks rank(s) x $threads thread(s): identical"
-done
+same_at_layouts "$work" 1:2 2:1 2:2
