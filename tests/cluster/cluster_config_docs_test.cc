@@ -157,7 +157,8 @@ TEST(ClusterConfigDocs, EverySectionIsChecked) {
   for (const SettingSection& section : ClusterConfigSections())
     names.emplace_back(section.name);
   EXPECT_EQ(names, (std::vector<std::string>{"", "node_pools", "instance_groups", "engine",
-                                             "gateways", "latency", "slo", "timeseries"}));
+                                             "speculative_config", "gateways", "latency", "slo",
+                                             "timeseries"}));
 }
 
 // The checker itself: each kind of drift in a copy of the docs is found.
