@@ -102,7 +102,7 @@ void PrintEngine(const InspectReport& r, std::ostream& out) {
   Line(out, "max_num_seqs", WithCommas(e.max_num_seqs));
   Line(out, "long prefill threshold",
        e.long_prefill_token_threshold == 0 ? "off" : WithCommas(e.long_prefill_token_threshold));
-  Line(out, "speculative tokens", std::to_string(e.num_spec));
+  Line(out, "speculative decoding", Describe(e.speculative));
 }
 
 void PrintCacheShapes(const InspectReport& r, std::ostream& out) {
@@ -252,6 +252,11 @@ void JsonEngine(const InspectReport& r, JsonWriter& json) {
   json.Field("max_num_seqs", e.max_num_seqs);
   json.Field("long_prefill_token_threshold", e.long_prefill_token_threshold);
   json.Field("num_speculative_tokens", e.num_spec);
+  json.Key("speculative_acceptance");
+  json.BeginArray();
+  for (const double rate : e.speculative.acceptance)
+    json.Value(rate);
+  json.EndArray();
   json.Field("kv_cache_dtype", NameOf(e.kv_dtype));
   json.Field("mamba_cache_mode", NameOf(e.mamba_mode));
   json.EndObject();

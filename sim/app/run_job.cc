@@ -127,7 +127,10 @@ RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::
     } else {
       provenance.attention += "unknown (no GPU)";
     }
-    provenance.attention += "; weights: " + setup.engine.quantization.Describe() + "\n";
+    provenance.attention += "; weights: " + setup.engine.quantization.Describe();
+    if (setup.engine.speculative.enabled())
+      provenance.attention += "; speculative: " + Describe(setup.engine.speculative);
+    provenance.attention += "\n";
   }
   provenance.threads = job.fleet.threads;
   provenance.request_rows = job.fleet.request_rows;

@@ -89,6 +89,20 @@ NodePoolConfig ReadPool(const YamlSection& p, const std::string& base_dir) {
   return pool;
 }
 
+// vLLM's speculative_config mapping; the engine applies the model-dependent refusals
+// (engine/speculative.h), located at these keys' lines.
+void ReadSpeculativeConfig(const YamlSection& s, InstanceGroupConfig& group) {
+  using namespace engine_settings;
+  s.RejectUnknownKeys(KeysOf(kSpeculativeConfig.key));
+  for (const std::string& key : s.Keys())
+    group.key_lines[key] = s.LineOf(key);
+  EngineConfig& c = group.engine;
+  c.speculative_method = kSpeculativeMethod.Read(s);
+  c.num_speculative_tokens = kNumSpeculativeTokens.Get(s);
+  if (s.Has(kSpeculativeAcceptance.key))
+    c.speculative_acceptance = s.GetList<double>(kSpeculativeAcceptance.key);
+}
+
 void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   using namespace engine_settings;
   e.RejectUnknownKeys(KeysOf("engine"));
@@ -115,6 +129,7 @@ void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   group.budget.kv_cache_bytes = kKvCacheMemoryBytes.Find(e);
   group.budget.num_blocks = kNumGpuBlocks.Find(e);
   group.step_overhead_us = kStepOverheadUs.Read(e);
+  if (auto spec = e.FindChild(kSpeculativeConfig.key)) ReadSpeculativeConfig(*spec, group);
 }
 
 // Everything of a group but where it runs (AttachPool).

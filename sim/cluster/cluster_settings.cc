@@ -25,6 +25,7 @@ const std::vector<SettingSection>& ClusterConfigSections() {
         DocOf(kGroupHardware), DocOf(kGroupBundle), DocOf(kGroupTp), DocOf(kGroupReplicas),
         DocOf(kGroupEngine)}},
       {"engine", engine_settings::EngineSectionSettings()},
+      {"speculative_config", engine_settings::SpeculativeConfigSettings()},
       {"gateways",
        {DocOf(kGatewayCount), DocOf(kGatewayPolicy), DocOf(kCapacityWeighted), DocOf(kStalenessS),
         DocOf(kPrefixBlocks), DocOf(kVirtualNodes), DocOf(kOverloadMargin), DocOf(kOverloadRatio)}},

@@ -107,8 +107,9 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   r.mamba_mode =
       card.IsHybrid() && r.prefix_caching ? MambaCacheMode::kAlign : MambaCacheMode::kNone;
 
-  r.num_spec = config.num_speculative_tokens;
-  kNumSpeculativeTokens.Check(r.num_spec, error);
+  r.speculative = ResolveSpeculative(card, config.speculative_method, config.num_speculative_tokens,
+                                     config.speculative_acceptance, error);
+  r.num_spec = r.speculative.num_tokens;
 
   r.max_model_len = config.max_model_len.value_or(card.max_position_embeddings);
   kMaxModelLen.Check(r.max_model_len, error);

@@ -11,10 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/input_error.h"
 #include "core/setting.h"
 #include "engine/engine_settings.h"
+#include "engine/speculative.h"
 #include "model/dtype.h"
 #include "model/model_card.h"
 #include "model/quantization.h"
@@ -27,7 +29,10 @@ struct EngineConfig {
   std::optional<int> block_size;
   std::optional<bool> enable_prefix_caching;
   bool enable_chunked_prefill = engine_settings::kEnableChunkedPrefill.Default();
+  // speculative_config (engine/speculative.h): 0 tokens is off.
   int num_speculative_tokens = engine_settings::kNumSpeculativeTokens.Default();
+  std::string speculative_method{engine_settings::kSpeculativeMethod.Default()};
+  std::optional<std::vector<double>> speculative_acceptance;
   std::optional<int64_t> max_model_len;
   std::optional<int> max_num_batched_tokens;
   std::optional<int> max_num_seqs;
@@ -53,7 +58,8 @@ struct ResolvedEngineConfig {
   bool prefix_caching = false;
   bool prefix_caching_defaulted = false;
   bool chunked_prefill = true;
-  int num_spec = 0;
+  int num_spec = 0;  // speculative.num_tokens
+  SpeculativeDecoding speculative;
   int64_t max_model_len = 0;
   int max_num_batched_tokens = 0;
   int max_num_seqs = 0;

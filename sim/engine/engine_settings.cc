@@ -22,6 +22,16 @@ const std::vector<SettingDoc>& EngineSectionSettings() {
       DocOf(kKvCacheMemoryBytes),
       DocOf(kNumGpuBlocks),
       DocOf(kStepOverheadUs),
+      DocOf(kSpeculativeConfig),
+  };
+  return settings;
+}
+
+const std::vector<SettingDoc>& SpeculativeConfigSettings() {
+  static const std::vector<SettingDoc> settings{
+      DocOf(kSpeculativeMethod),
+      DocOf(kNumSpeculativeTokens),
+      DocOf(kSpeculativeAcceptance),
   };
   return settings;
 }

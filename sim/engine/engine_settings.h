@@ -55,10 +55,31 @@ inline constexpr Setting<int> kBlockSize{
      "resolved: 16 for attention-only models, aligned to the GDN state page for hybrid ones "
      "(e.g. 784)",
      "Requested KV block size in tokens (hybrids may raise it)"}};
+// Speculative decoding (vLLM's speculative_config; engine/speculative.h): a mapping under
+// `engine:` whose keys are the three below. Absent: no speculation.
+inline constexpr SettingSpec kSpeculativeConfig{
+    "speculative_config",
+    T::kMapping,
+    R::Any(),
+    "",
+    "-- (off)",
+    "vLLM's speculative_config: MTP speculative decoding (keys below)"};
+inline constexpr Setting<std::string_view> kSpeculativeMethod{
+    {"method", T::kString, R::Any(), "", "",
+     "Drafting method: mtp (the model's own multi-token-prediction layers)"},
+    "mtp"};
+// Required in speculative_config; the inspect command line's default, 0, is off.
 inline constexpr Setting<int> kNumSpeculativeTokens{
-    {"num_speculative_tokens", T::kInteger, R::NonNegative(), "tokens", "",
-     "Speculative tokens per step (widens the GDN conv state)"},
+    {"num_speculative_tokens", T::kInteger, R::AtLeast(1), "tokens", "required",
+     "MTP draft tokens per step (widens the GDN conv state and state slots; 0: off)"},
     0};
+inline constexpr SettingSpec kSpeculativeAcceptance{
+    "acceptance",
+    T::kList,
+    R::Any(),
+    "",
+    "vLLM PR 48892's MTP per-position rates (first k of 8)",
+    "Per-position acceptance rates, one per draft position, each in [0, 1], non-increasing"};
 inline constexpr Setting<int> kLongPrefillTokenThreshold{
     {"long_prefill_token_threshold", T::kInteger, R::NonNegative(), "tokens", "0 (off)",
      "Cap on one request's prefill tokens per step (0: off)", "(0 turns it off)"},
@@ -123,5 +144,7 @@ inline constexpr Setting<double> kStepOverheadUs{
 
 // The keys of a cluster config's `engine:` mapping, in the docs' order.
 const std::vector<SettingDoc>& EngineSectionSettings();
+// The keys of its `speculative_config:` mapping.
+const std::vector<SettingDoc>& SpeculativeConfigSettings();
 
 }  // namespace fleetsim::engine_settings

@@ -105,6 +105,7 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   setup.scheduler.max_model_len = setup.engine.max_model_len;
   setup.scheduler.long_prefill_token_threshold = setup.engine.long_prefill_token_threshold;
   setup.scheduler.chunked_prefill = setup.engine.chunked_prefill;
+  setup.scheduler.speculative = setup.engine.speculative;
 
   CollectiveModel collectives;
   if (tp > 1) {
@@ -114,6 +115,7 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   }
   setup.cost = std::make_unique<StepCostModel>(setup.card, setup.bundle, tp, std::move(collectives),
                                                step_overhead_ns);
+  setup.cost->EnableMtpDrafting(setup.engine.speculative.num_tokens);
   return setup;
 }
 

@@ -86,8 +86,10 @@ BatchShape Instance::ShapeOf(const StepPlan& plan) const {
   BatchShape shape;
   for (const ScheduledChunk& chunk : plan.chunks) {
     const Request& r = *chunk.request;
-    if (chunk.computed_before >= r.num_tokens() - 1 && chunk.num_tokens == 1 &&
-        chunk.computed_before >= r.prompt_tokens) {
+    if (chunk.drafts > 0) {
+      shape.AddSpeculativeDecode(chunk.computed_before, chunk.num_tokens);
+    } else if (chunk.computed_before >= r.num_tokens() - 1 && chunk.num_tokens == 1 &&
+               chunk.computed_before >= r.prompt_tokens) {
       shape.AddDecode(chunk.computed_before);
     } else {
       const bool samples = chunk.computed_before + chunk.num_tokens >= r.num_tokens();
@@ -172,9 +174,11 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
     StepRecord step;
     step.start = start;
     step.duration = duration;
-    step.prefill_tokens = shape.prefill_tokens();
-    step.prefill_chunks = shape.num_prefills();
-    step.decodes = shape.num_decodes();
+    step.prefill_tokens = shape.prefill_tokens() - shape.spec_tokens();
+    step.prefill_chunks = shape.gdn_prefills();
+    step.decodes = shape.num_decodes() + shape.num_spec_decodes();
+    step.draft_tokens = scheduler_.step_drafts();
+    step.accepted_tokens = scheduler_.step_accepted();
     step.decode_context_mean = shape.mean_decode_context();
     step.decode_context_max = shape.max_decode_context();
     step.generated_tokens = generated;
@@ -223,6 +227,8 @@ bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
   const auto n = static_cast<int64_t>(running.size());
   if (n == 0 || n > config_.max_num_batched_tokens) return false;
+  // Speculative steps are taken one by one: each request's emitted tokens are drawn.
+  if (config_.speculative.enabled()) return false;
   // Steps every request can take without finishing or reaching max_model_len.
   int64_t end = INT64_MAX;
   int64_t context_sum = 0;

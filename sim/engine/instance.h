@@ -51,10 +51,12 @@ struct StepRecord {
   SimTime duration = 0;
   int64_t prefill_tokens = 0;
   int64_t prefill_chunks = 0;
-  int64_t decodes = 0;
-  double decode_context_mean = 0;  // the decodes' cached contexts: mean and longest
+  int64_t decodes = 0;             // decoding requests, speculative ones included
+  double decode_context_mean = 0;  // the plain decodes' cached contexts: mean and longest
   int64_t decode_context_max = 0;
   int64_t generated_tokens = 0;  // output tokens the step produced (decodes + last chunks)
+  int64_t draft_tokens = 0;      // speculative decoding: drafts verified, and accepted
+  int64_t accepted_tokens = 0;
   int64_t preemptions = 0;
   int64_t cache_hit_tokens = 0;  // prefix hits of requests admitted in this step
   int64_t running = 0;           // after the step

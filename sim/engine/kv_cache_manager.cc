@@ -84,14 +84,15 @@ void KvCacheManager::FindLongestHit(const Request& request, PrefixHit& hit) cons
 
 int64_t KvCacheManager::BlocksNeeded(const Request& request, std::size_t group,
                                      int64_t total_tokens, int64_t check_tokens,
-                                     const std::vector<BlockId>& hit, int64_t hit_positions) const {
+                                     const std::vector<BlockId>& hit, int64_t hit_positions,
+                                     int64_t slot_tokens) const {
   const auto& held = request.blocks[group];
   // A hit block waiting in the free queue leaves it when reused: it costs a free block.
   int64_t evictable = 0;
   for (BlockId block : hit)
     evictable += pool_.IsFree(block) ? 1 : 0;
   if (IsAttention(group)) {
-    const int64_t required = CeilDiv(std::max(total_tokens, check_tokens));
+    const int64_t required = CeilDiv(std::max(slot_tokens, check_tokens));
     return std::max<int64_t>(0, required - static_cast<int64_t>(hit.size() + held.size())) +
            evictable;
   }
@@ -123,7 +124,7 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
 }
 
 bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
-                              bool full_sequence_must_fit) {
+                              bool full_sequence_must_fit, int64_t lookahead_tokens) {
   const std::size_t num_groups = layout_.groups.size();
   if (request.blocks.empty()) {
     request.blocks.resize(num_groups);
@@ -142,11 +143,15 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
   const int64_t computed = std::max(request.num_computed, hit.tokens);
   const int64_t total = computed + num_new_tokens;
   const int64_t check = full_sequence_must_fit ? request.num_tokens() : 0;
+  const int64_t slots =
+      lookahead_tokens > 0
+          ? std::max(total, std::min(total + lookahead_tokens, layout_.max_model_len))
+          : total;
   static const std::vector<BlockId> kNoHit;
   int64_t needed = 0;
   for (std::size_t g = 0; g < num_groups; ++g) {
     const auto& hit_blocks = hit.blocks.empty() ? kNoHit : hit.blocks[g];
-    needed += BlocksNeeded(request, g, total, check, hit_blocks, hit.tokens / block_size_);
+    needed += BlocksNeeded(request, g, total, check, hit_blocks, hit.tokens / block_size_, slots);
   }
   if (needed > pool_.num_free()) return false;
 
@@ -170,7 +175,7 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
     if (IsAttention(g)) {
       // Blocks whose hash can never be in the index are held anonymously (no pool state).
       const auto held = static_cast<int64_t>(blocks.size());
-      const int64_t end = CeilDiv(total);
+      const int64_t end = std::max(CeilDiv(slots), held);
       const int64_t named =
           prefix_caching_ ? std::clamp(IndexableBlocks(request) - held, int64_t{0}, end - held) : 0;
       if (named > 0) pool_.Allocate(named, blocks);
@@ -254,7 +259,7 @@ int64_t KvCacheManager::DecodeBlocksNeeded(const Request& request) const {
   const int64_t total = request.num_computed + 1;
   int64_t needed = 0;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g)
-    needed += BlocksNeeded(request, g, total, 0, kNoHit, 0);
+    needed += BlocksNeeded(request, g, total, 0, kNoHit, 0, total);
   return needed;
 }
 

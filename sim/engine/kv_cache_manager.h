@@ -46,9 +46,11 @@ class KvCacheManager {
   // Makes room for `num_new_tokens` more tokens of `request` (a waiting request passes its
   // hit; a running one an empty hit). With `full_sequence_must_fit`, admission also needs
   // blocks for the whole current sequence to be free. False, with nothing changed, when
-  // the pool is short.
+  // the pool is short. `lookahead_tokens` more attention slots are held past them (capped
+  // at max_model_len), for draft tokens a speculative step may keep (vLLM
+  // allocate_slots' num_lookahead_tokens); GDN state slots do not depend on them.
   bool Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
-                bool full_sequence_must_fit);
+                bool full_sequence_must_fit, int64_t lookahead_tokens = 0);
 
   // After a step computed tokens up to request.num_computed: caches a GDN checkpoint
   // when the step ended on a block boundary.
@@ -104,10 +106,11 @@ class KvCacheManager {
   // Frees GDN positions before the one holding the state after `num_computed` tokens.
   void FreeSkippedStates(Request& request);
   // Free blocks group `group` takes to reach `total_tokens` (`check_tokens` for the
-  // whole-sequence admission check); `hit_positions` = hit tokens / block size.
+  // whole-sequence admission check; `slot_tokens`, at least `total_tokens`, the attention
+  // slots with lookahead); `hit_positions` = hit tokens / block size.
   int64_t BlocksNeeded(const Request& request, std::size_t group, int64_t total_tokens,
-                       int64_t check_tokens, const std::vector<BlockId>& hit,
-                       int64_t hit_positions) const;
+                       int64_t check_tokens, const std::vector<BlockId>& hit, int64_t hit_positions,
+                       int64_t slot_tokens) const;
 
   KvCacheLayout layout_;
   int64_t block_size_;

@@ -33,6 +33,9 @@ struct alignas(64) Request {
   // Whether the blocks past the prompt's hashes (hashes only this request produces) are
   // in the prefix-cache index: from its first preemption on, when it could hit them.
   bool private_blocks_indexed = false;
+  // Whether its last step emitted a token, so that with speculative decoding the MTP layer
+  // drafted for it (vLLM discards drafts of partial prefills).
+  bool emitted_last_step = false;
 
   // Owned by the KV cache manager.
   GroupBlocks blocks;

@@ -55,9 +55,26 @@ int64_t Scheduler::AlignedSplit(const Request& request, int64_t computed, int64_
   return AlignedChunk(request.prompt_tokens, request.num_tokens(), computed, n, block_size_);
 }
 
+int64_t Scheduler::DraftsOf(const Request& request) const {
+  const bool decoding =
+      request.emitted_last_step && request.num_computed == request.num_tokens() - 1;
+  return decoding ? config_.speculative.num_tokens : 0;
+}
+
+int64_t Scheduler::SettleDrafts(const ScheduledChunk& chunk) {
+  Request& request = *chunk.request;
+  const int64_t accepted =
+      AcceptedDrafts(config_.speculative, request.id, chunk.output_before, chunk.drafts);
+  request.num_computed -= chunk.drafts - accepted;
+  step_drafts_ += chunk.drafts;
+  step_accepted_ += accepted;
+  return accepted + 1;
+}
+
 void Scheduler::Preempt(Request* victim) {
   kv_cache_.Preempt(*victim);
   victim->num_computed = 0;
+  victim->emitted_last_step = false;
   victim->state = RequestState::kWaiting;
   ++victim->num_preemptions;
   waiting_.push_front(victim);
@@ -71,9 +88,10 @@ const StepPlan& Scheduler::Schedule() {
   int64_t budget = config_.max_num_batched_tokens;
   const PrefixHit& no_hit = no_hit_;
 
+  const int64_t lookahead = config_.speculative.num_tokens;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Request* request = running_[i];
-    int64_t n = request->num_tokens() - request->num_computed;
+    int64_t n = request->num_tokens() + DraftsOf(*request) - request->num_computed;
     if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
       n = config_.long_prefill_token_threshold;
     }
@@ -84,7 +102,7 @@ const StepPlan& Scheduler::Schedule() {
       continue;
     }
     bool scheduled = true;
-    while (!kv_cache_.Allocate(*request, n, no_hit, false)) {
+    while (!kv_cache_.Allocate(*request, n, no_hit, false, lookahead)) {
       Request* victim = running_.back();
       running_.pop_back();
       Preempt(victim);
@@ -95,7 +113,11 @@ const StepPlan& Scheduler::Schedule() {
       }
     }
     if (!scheduled) break;
-    plan.chunks.push_back({request, n, request->num_computed, false, 0, request->num_output});
+    // Drafts cut by the budget or max_model_len are not verified (vLLM trims spec_token_ids).
+    const int64_t drafts =
+        std::max<int64_t>(0, n - (request->num_tokens() - request->num_computed));
+    plan.chunks.push_back(
+        {request, n, request->num_computed, false, 0, request->num_output, drafts});
     budget -= n;
     ++i;
   }
@@ -120,7 +142,8 @@ const StepPlan& Scheduler::Schedule() {
       request->state = RequestState::kRunning;
       request->num_computed = hit.tokens;
       if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
-      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens, request->num_output});
+      // No lookahead at admission (vLLM: none while num_computed_tokens is 0), no drafts.
+      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens, request->num_output, 0});
       budget -= n;
     }
   }
@@ -132,12 +155,19 @@ const StepPlan& Scheduler::Schedule() {
 const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
   std::vector<Request*>& finished = finished_;
   finished.clear();
+  step_drafts_ = 0;
+  step_accepted_ = 0;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request* request = chunk.request;
     request->num_computed += chunk.num_tokens;
+    const int64_t emitted = chunk.drafts > 0 ? SettleDrafts(chunk) : 1;
     kv_cache_.CommitStep(*request);
+    request->emitted_last_step = request->prefill_done();
     if (!request->prefill_done()) continue;
-    ++request->num_output;
+    // Tokens past the output limit or max_model_len are dropped (vLLM's check_stop per token).
+    const int64_t room = std::min(request->max_output_tokens - request->num_output,
+                                  config_.max_model_len - request->num_tokens());
+    request->num_output += std::clamp<int64_t>(room, 1, emitted);
     if (request->num_output >= request->max_output_tokens ||
         request->num_tokens() >= config_.max_model_len) {
       request->state = RequestState::kFinished;

@@ -7,6 +7,10 @@
 //      max_num_seqs and the pool allow; a new request's whole sequence must fit.
 // With a hybrid model in mamba "align" mode, prefill chunks are floored to block
 // boundaries so that GDN checkpoints land on them.
+// With speculative decoding (engine/speculative.h) a decoding request schedules its token
+// and its k drafts (vLLM: num_tokens_with_spec - num_computed_tokens), counted in the token
+// budget, with k lookahead slots held past them; rejected drafts are rolled back from
+// num_computed when the step completes, and the step emits the accepted drafts + 1.
 //
 //   Scheduler scheduler(config, kv_cache);
 //   scheduler.Add(&request);
@@ -25,6 +29,7 @@
 
 #include "engine/kv_cache_manager.h"
 #include "engine/request.h"
+#include "engine/speculative.h"
 
 namespace fleetsim {
 
@@ -34,6 +39,7 @@ struct SchedulerConfig {
   int64_t max_model_len = 0;
   int64_t long_prefill_token_threshold = 0;  // 0: off
   bool chunked_prefill = true;
+  SpeculativeDecoding speculative;  // off by default
 };
 
 struct ScheduledChunk {
@@ -43,6 +49,7 @@ struct ScheduledChunk {
   bool admitted = false;        // came from the waiting queue this step
   int64_t cached_tokens = 0;    // prefix hit at admission
   int64_t output_before = 0;    // the request's output tokens before this step
+  int64_t drafts = 0;           // draft tokens verified this step (speculative decoding)
 };
 
 struct StepPlan {
@@ -79,6 +86,10 @@ class Scheduler {
   // (valid until the next call).
   const std::vector<Request*>& Complete(const StepPlan& plan);
 
+  // Draft tokens verified and accepted in the step Complete last settled.
+  int64_t step_drafts() const { return step_drafts_; }
+  int64_t step_accepted() const { return step_accepted_; }
+
   const std::vector<Request*>& running() const { return running_; }
   const std::deque<Request*>& waiting() const { return waiting_; }
   bool idle() const { return running_.empty() && waiting_.empty(); }
@@ -86,6 +97,12 @@ class Scheduler {
  private:
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
   void Preempt(Request* victim);
+  // The draft tokens a running request carries into its next step: k once it decodes (the
+  // MTP layer drafted them in its last step), else none.
+  int64_t DraftsOf(const Request& request) const;
+  // Settles a speculative chunk's drafts: rolls the rejected ones back from num_computed
+  // and returns the tokens the step emits (accepted + 1).
+  int64_t SettleDrafts(const ScheduledChunk& chunk);
 
   SchedulerConfig config_;
   KvCacheManager& kv_cache_;
@@ -97,6 +114,8 @@ class Scheduler {
   std::vector<Request*> finished_;
   PrefixHit hit_;
   const PrefixHit no_hit_;
+  int64_t step_drafts_ = 0;
+  int64_t step_accepted_ = 0;
 };
 
 }  // namespace fleetsim

@@ -71,10 +71,11 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
       AddTokens(self->tally, (s.start + s.duration) / interval, s.prefill_tokens,
                 s.generated_tokens);
       if (!trace) return;
-      self->steps.push_back({self->id, 0, s.start, s.duration, s.prefill_tokens, s.prefill_chunks,
-                             s.decodes, s.generated_tokens, s.preemptions, s.cache_hit_tokens,
-                             s.running, s.waiting, s.kv_usage, s.decode_context_mean,
-                             s.decode_context_max});
+      self->steps.push_back({self->id, static_cast<int32_t>(s.draft_tokens), s.start, s.duration,
+                             s.prefill_tokens, s.prefill_chunks, s.decodes, s.generated_tokens,
+                             s.preemptions, s.cache_hit_tokens, s.running, s.waiting, s.kv_usage,
+                             s.decode_context_mean, s.decode_context_max,
+                             static_cast<int32_t>(s.accepted_tokens), 0});
     });
     local_of_[i] = static_cast<int32_t>(locals_.size());
     locals_.push_back(std::move(local));

@@ -251,6 +251,9 @@ ModelCard LoadModelCard(const std::string& config_path, std::string name) {
   }
   card.vision = ReadVision(root);
   card.quantization = ReadQuantizationConfig(root);
+  card.mtp_layers =
+      text.GetOr<int>("mtp_num_hidden_layers", text.GetOr<int>("num_nextn_predict_layers", 0));
+  if (card.mtp_layers < 0) text.Fail("mtp_num_hidden_layers", "must not be negative");
   return card;
 }
 

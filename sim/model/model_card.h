@@ -95,6 +95,10 @@ struct ModelCard {
   std::optional<VisionTower> vision;
   // The checkpoint's quantization_config, when it has one.
   std::optional<Quantization> quantization;
+  // Multi-token-prediction layers the checkpoint ships (Qwen3.5 configs:
+  // `mtp_num_hidden_layers`; DeepSeek-style: `num_nextn_predict_layers`); 0 without. vLLM's
+  // `mtp` speculative method drafts with them (speculative decoding, engine/speculative.h).
+  int mtp_layers = 0;
 
   int NumLayers() const { return static_cast<int>(layers.size()); }
   int CountLayers(LayerType type) const;

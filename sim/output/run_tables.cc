@@ -87,6 +87,8 @@ TableSchema StepSchema() {
   FLEETSIM_COLUMN(s, StepRow, Float64, decode_context_mean, "tokens");
   FLEETSIM_COLUMN(s, StepRow, Int64, decode_context_max, "tokens");
   FLEETSIM_COLUMN(s, StepRow, Int64, generated_tokens, "tokens");
+  FLEETSIM_COLUMN(s, StepRow, Int32, draft_tokens, "tokens");
+  FLEETSIM_COLUMN(s, StepRow, Int32, accepted_tokens, "tokens");
   FLEETSIM_COLUMN(s, StepRow, Int64, preemptions, "preemptions");
   FLEETSIM_COLUMN(s, StepRow, Int64, cache_hit_tokens, "tokens");
   FLEETSIM_COLUMN(s, StepRow, Int64, running, "requests");

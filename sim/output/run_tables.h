@@ -81,7 +81,7 @@ struct SummaryRow {
 
 struct StepRow {
   int32_t instance;
-  int32_t pad;
+  int32_t draft_tokens;  // speculative decoding: drafts verified (0 without)
   int64_t start_ns;
   int64_t duration_ns;
   int64_t prefill_tokens;
@@ -97,6 +97,8 @@ struct StepRow {
   // prices; 0 without decodes).
   double decode_context_mean;
   int64_t decode_context_max;
+  int32_t accepted_tokens;  // of draft_tokens, those the target accepted
+  int32_t pad;
 };
 
 // One instance group's state at the start of an interval of /timeseries, and its

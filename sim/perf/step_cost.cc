@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/check.h"
 #include "core/input_error.h"
 #include "perf/bundle_format.h"
 #include "perf/layer_kernels.h"
@@ -211,12 +212,12 @@ double StepCostModel::SkewedAttentionUs(const BatchShape& batch, double t_mean) 
 
 double StepCostModel::GdnRegimeUs(const BatchShape& batch) const {
   const double chunks = static_cast<double>(batch.gdn_scan_chunks());
-  const double n = static_cast<double>(batch.num_decodes());
+  const double n = static_cast<double>(batch.gdn_decode_tokens());
   double us = 0;
   for (const auto& [kernel, t] : tables_.linear_attention) {
-    if (batch.num_prefills() > 0 && batch.num_decodes() > 0) {
+    if (batch.gdn_prefills() > 0 && batch.gdn_decode_tokens() > 0) {
       if (!t.mixed.empty()) us += t.mixed.Lookup({chunks, n});
-    } else if (batch.num_prefills() > 0) {
+    } else if (batch.gdn_prefills() > 0) {
       if (!t.prefill.empty()) us += t.prefill.Lookup({chunks});
     } else if (!t.decode.empty()) {
       us += t.decode.Lookup({n});
@@ -275,10 +276,10 @@ StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
     us += gdn_layers_ * PlusTokenUs(GdnRegimeUs(batch), gdn_kernels_, tokens, at);
   if (dense_mlp_layers_ > 0) us += dense_mlp_layers_ * PlusTokenUs(0, mlp_kernels_, tokens, at);
   if (with_moe && moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
-  if (batch.sampled_sequences() > 0) {
-    const auto sequences = static_cast<double>(batch.sampled_sequences());
-    us += lm_head_->Lookup({sequences});
-    if (sampler_) us += sampler_->Lookup({sequences});
+  if (batch.logits_rows() > 0) {
+    const auto rows = static_cast<double>(batch.logits_rows());
+    us += lm_head_->Lookup({rows});
+    if (sampler_) us += sampler_->Lookup({rows});
   }
 
   StepCost cost;
@@ -290,16 +291,56 @@ StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
         tables_.allreduce ? tables_.allreduce->Lookup({static_cast<double>(cost.allreduce_bytes)})
                           : collectives_.AllReduceUs(cost.allreduce_bytes);
     cost.allreduce_ns = std::llround(cost.allreduces * each_us * 1000.0);
-    if (batch.sampled_sequences() > 0) {
-      cost.logits_gather_bytes = batch.sampled_sequences() * logits_bytes_per_sequence_;
+    if (batch.logits_rows() > 0) {
+      cost.logits_gather_bytes = batch.logits_rows() * logits_bytes_per_sequence_;
       cost.logits_gather_ns =
           std::llround(collectives_.NcclUs(NcclCollective::kAllGather,
                                            static_cast<double>(cost.logits_gather_bytes)) *
                        1000.0);
     }
   }
-  cost.total_ns = cost.compute_ns + cost.allreduce_ns + cost.logits_gather_ns + step_overhead_ns_;
+  if (draft_passes_ > 0 && batch.num_sequences() > 0) cost.draft_ns = DraftNs(batch);
+  cost.total_ns = cost.compute_ns + cost.allreduce_ns + cost.logits_gather_ns + cost.draft_ns +
+                  step_overhead_ns_;
   return cost;
+}
+
+double StepCostModel::DraftPassUs(const BatchShape& attention, double tokens,
+                                  double sequences) const {
+  const GridTable::Position at = embedding_->Locate(tokens);
+  double us = embedding_->LookupAt(at) + TokenUs(*final_layernorm_, tokens, at);
+  us += PlusTokenUs(AttentionUs(attention), full_kernels_, tokens, at);
+  // The MTP layer's MLP is the model's kind: a MoE block for MoE models (Qwen3.5-35B-A3B).
+  us += moe_layers_ > 0 ? MoeUs(tokens) : PlusTokenUs(0, mlp_kernels_, tokens, at);
+  return us + lm_head_->Lookup({sequences});
+}
+
+double StepCostModel::DraftCollectivesUs(int64_t tokens, int64_t sequences) const {
+  if (tp_ <= 1) return 0;
+  // As the target's layers: one after attention, one after the MLP, one in the embedding.
+  const int64_t bytes = tokens * hidden_bytes_per_token_;
+  const double each_us = tables_.allreduce ? tables_.allreduce->Lookup({static_cast<double>(bytes)})
+                                           : collectives_.AllReduceUs(bytes);
+  return 3 * each_us +
+         collectives_.NcclUs(NcclCollective::kAllGather,
+                             static_cast<double>(sequences * logits_bytes_per_sequence_));
+}
+
+int64_t StepCostModel::DraftNs(const BatchShape& batch) const {
+  // Pass 0 (vLLM: the draft model over the target's scheduled tokens, sampling at each
+  // sequence's last one) sees the step's own batch; pass j >= 1 feeds one draft token per
+  // sequence at its next position, over the tokens cached after the step plus j - 1 drafts.
+  const int64_t sequences = batch.num_sequences();
+  const auto rows = static_cast<double>(sequences);
+  double us = DraftPassUs(batch, static_cast<double>(batch.total_tokens()), rows) +
+              DraftCollectivesUs(batch.total_tokens(), sequences);
+  for (int j = 1; j < draft_passes_; ++j) {
+    BatchShape pass;
+    pass.AddDecodes(sequences, batch.cached_after_sum() + sequences * (j - 1),
+                    batch.cached_after_min() + j - 1, batch.cached_after_max() + j - 1);
+    us += DraftPassUs(pass, rows, rows) + DraftCollectivesUs(sequences, sequences);
+  }
+  return std::llround(us * 1000.0);
 }
 
 int64_t StepCostModel::OutOfGridLookups() const {
@@ -321,6 +362,8 @@ int64_t StepCostModel::OutOfGridLookups() const {
 
 StepCostModel::DecodeRun::DecodeRun(const StepCostModel& model, int64_t decodes)
     : model_(model), decodes_(decodes) {
+  // Its shortcuts price the target alone; speculative steps go through Cost one by one.
+  FLEETSIM_CHECK(model.draft_passes_ == 0, "no decode runs with MTP drafting");
   // The terms of Cost for this batch, read without counting; a read outside its grid is
   // counted again at every later step, as Cost would.
   const auto tokens = static_cast<double>(decodes);

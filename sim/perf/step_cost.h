@@ -16,6 +16,14 @@
 //     lm_head (vLLM's LogitsProcessor._gather_logits: all-gather on CUDA), sequences x
 //     vocabulary (padded to 64) x activation bytes, by NCCL
 //   + a fixed per-step overhead (host-side scheduling and launch).
+//   With MTP speculative decoding (EnableMtpDrafting, engine/speculative.h), the target's
+//   spec decodes are priced as BatchShape says (1 + k queries each), and the draft module
+//   runs k passes after it (vllm/v1/spec_decode/eagle.py, EagleProposer.propose): the first
+//   over every token of the step, the others one token per sequence; a pass is one
+//   full-attention decoder layer with the model's MLP or MoE block, the embedding, a norm
+//   and the lm_head for one row per sequence, all from the same tables (plus, at TP > 1,
+//   3 all-reduces of the pass's tokens and the logits all-gather). The MTP's fc projection
+//   (2 x hidden -> hidden) has no bundle kernel and is not charged.
 // Kernels a bundle lacks that the model needs are refused when the model is built; rows
 // the model does not need (qk_norm for Llama) are not charged.
 #pragma once
@@ -39,6 +47,7 @@ struct StepCost {
   int64_t allreduce_bytes = 0;  // each
   int64_t logits_gather_ns = 0;
   int64_t logits_gather_bytes = 0;
+  int64_t draft_ns = 0;  // the MTP draft passes, collectives included
 };
 
 // Which kernels a bundle covers for a model, per block type and batch regime: the rows
@@ -73,6 +82,9 @@ class StepCostModel {
   int moe_layers() const { return moe_layers_; }
   int moe_experts() const { return moe_experts_; }
   int moe_top_k() const { return moe_top_k_; }
+  // Charges `num_speculative_tokens` MTP draft passes in every step (0: none).
+  void EnableMtpDrafting(int num_speculative_tokens) { draft_passes_ = num_speculative_tokens; }
+  int draft_passes() const { return draft_passes_; }
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
 
@@ -116,6 +128,13 @@ class StepCostModel {
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
   StepCost Compose(const BatchShape& batch, bool with_moe) const;
+  // The MTP draft passes of a step of `batch`, in nanoseconds.
+  int64_t DraftNs(const BatchShape& batch) const;
+  // One draft pass: `tokens` tokens through one decoder layer whose attention is
+  // `attention`, and the lm_head for `sequences` rows.
+  double DraftPassUs(const BatchShape& attention, double tokens, double sequences) const;
+  // At TP > 1: the pass's all-reduces and logits all-gather.
+  double DraftCollectivesUs(int64_t tokens, int64_t sequences) const;
   // A per-token kernel at `tokens` (`at`: tokens located on the shared token axis), and
   // `start` plus such kernels added in order (the order fixes the rounding).
   double TokenUs(const GridTable& kernel, double tokens, const GridTable::Position& at) const {
@@ -150,6 +169,7 @@ class StepCostModel {
   // Whether every per-token table above has embedding_'s token axis (so one Locate serves
   // them all); bundles whose kernels were measured at different counts look each one up.
   bool shared_token_axis_ = false;
+  int draft_passes_ = 0;
 };
 
 }  // namespace fleetsim

@@ -130,6 +130,30 @@ TEST(ClusterConfig, SingleInstanceExampleLoads) {
   ExpectPlacement(c, {{0, 0, 0, 0, 0}});
 }
 
+TEST(ClusterConfig, ReadsSpeculativeConfigAndLocatesItsKeys) {
+  const std::string group =
+      "  - name: mtp\n"                         // line 6
+      "    model: qwen3.8-27b\n"                // 7
+      "    pool: h100\n"                        // 8
+      "    engine:\n"                           // 9
+      "      speculative_config:\n"             // 10
+      "        method: mtp\n"                   // 11
+      "        num_speculative_tokens: 3\n"     // 12
+      "        acceptance: [0.9, 0.7, 0.5]\n";  // 13
+  const ClusterConfig c = Load(kTwoPools + group);
+  const EngineConfig& e = c.groups[1].engine;
+  EXPECT_EQ(e.speculative_method, "mtp");
+  EXPECT_EQ(e.num_speculative_tokens, 3);
+  ASSERT_TRUE(e.speculative_acceptance.has_value());
+  EXPECT_EQ(*e.speculative_acceptance, (std::vector<double>{0.9, 0.7, 0.5}));
+  EXPECT_EQ(c.groups[1].LineOf("acceptance"), 13);          // where the engine's refusals point
+  EXPECT_EQ(c.groups[0].engine.num_speculative_tokens, 0);  // absent: off
+
+  std::string zero = kTwoPools + group;
+  zero.replace(zero.find("tokens: 3"), 9, "tokens: 0");
+  LoadError(zero, 12, "instance_groups[1].engine.speculative_config.num_speculative_tokens");
+}
+
 // --- defaults, pools and placement ---
 
 TEST(ClusterConfig, Defaults) {

@@ -76,6 +76,7 @@ class EngineHarness {
     config.max_model_len = e.max_model_len;
     config.long_prefill_token_threshold = e.long_prefill_token_threshold;
     config.chunked_prefill = e.chunked_prefill;
+    config.speculative = e.speculative;
     return config;
   }
 
@@ -92,6 +93,18 @@ inline EngineConfig HybridAlign(int budget) {
   config.enable_prefix_caching = true;
   config.max_num_batched_tokens = budget;
   config.max_model_len = 32768;
+  return config;
+}
+
+// The 27B hybrid with MTP speculation: prefix caching off (mamba mode "none"), k drafts
+// accepted at the given per-position rates.
+inline EngineConfig HybridSpeculative(int budget, std::vector<double> acceptance) {
+  EngineConfig config;
+  config.enable_prefix_caching = false;
+  config.max_num_batched_tokens = budget;
+  config.max_model_len = 32768;
+  config.num_speculative_tokens = static_cast<int>(acceptance.size());
+  config.speculative_acceptance = std::move(acceptance);
   return config;
 }
 

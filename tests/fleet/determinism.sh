@@ -90,11 +90,4 @@ if [[ $fleet == multi_model ]]; then
   echo "  every request on its model's groups; $unserved for qwen3-32b rejected (no_model)"
 fi
 
-for spec in 1:1 2:1 2:2 3:1 4:2; do
-  ranks=${spec%%:*} threads=${spec##*:}
-  extra="--threads $threads"
-  run "np${ranks}t${threads}" "$mpiexec" -np "$ranks" --oversubscribe
-  same_tables "$work" single "np${ranks}t${threads}" \
-    "at $ranks rank(s) x $threads thread(s) from the single process"
-  echo "  $ranks rank(s) x $threads thread(s): identical"
-done
+same_at_layouts "$work" 1:1 2:1 2:2 3:1 4:2

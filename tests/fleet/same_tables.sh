@@ -11,3 +11,19 @@ same_tables() {
     fi
   done
 }
+
+# `same_at_layouts DIR RANKS:THREADS...` reruns the caller's `run NAME LAUNCHER...` under
+# "$mpiexec" at each layout (the thread count passed in `extra`) and compares each with
+# the caller's run named `single`.
+same_at_layouts() {
+  local dir=$1 spec ranks threads
+  shift
+  for spec in "$@"; do
+    ranks=${spec%%:*} threads=${spec##*:}
+    extra="--threads $threads"
+    run "np${ranks}t${threads}" "$mpiexec" -np "$ranks" --oversubscribe
+    same_tables "$dir" single "np${ranks}t${threads}" \
+      "at $ranks rank(s) x $threads thread(s) from the single process"
+    echo "  $ranks rank(s) x $threads thread(s): identical"
+  done
+}

@@ -155,6 +155,51 @@ TEST(StepCost, SeveralPrefillsMapToOneAttentionCoordinate) {
   EXPECT_EQ(model.OutOfGridLookups(), 0);
 }
 
+// MTP speculation, k = 2: 8 decodes of 1 + 2 query tokens over 1,000 cached tokens each,
+// then 2 draft passes (vllm/v1/spec_decode/eagle.py): one over the step's 24 tokens, one
+// of one token per sequence over 1,003 cached tokens.
+TEST(StepCost, SpeculativeDecodesAndMtpDraftPasses) {
+  BatchShape batch;
+  for (int i = 0; i < 8; ++i)
+    batch.AddSpeculativeDecode(1000, 3);
+  EXPECT_EQ(batch.total_tokens(), 24);
+  EXPECT_EQ(batch.num_sequences(), 8);
+  EXPECT_EQ(batch.logits_rows(), 24);  // every draft position and the bonus one
+  EXPECT_EQ(batch.gdn_prefills(), 0);
+  EXPECT_EQ(batch.gdn_decode_tokens(), 24);
+  EXPECT_EQ(batch.gdn_scan_chunks(), 0);
+  EXPECT_EQ(batch.cached_after_sum(), 8 * 1003);
+  // Attention as one prefill-style call: chunk 24, key (8 x 3 x (1000 + 1.5)) / 24 = 1001.5,
+  // on the legacy kv_prefill axis 1001.5 - 24 / 2 = 989.5.
+  EXPECT_DOUBLE_EQ(batch.prefill_key(), 1001.5);
+
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  const Bundle bundle = LoadBundle(files.dir());
+  StepCostModel model(Qwen27B(), bundle, 1, NvLink(1), 0);
+  const double dense = 1 + 0.01 * 24;
+  const double attention = SyntheticBundle::PrefillUs(24, 989.5);
+  const double full_layer = attention + 6 * dense;
+  const double gdn_layer = (2 + 0.1 * 24) + 6 * dense;  // gdn_decode at 24 token updates
+  const double head = 2 * dense + 2 * (5 + 0.5 * 24);   // lm_head and sampler at 24 rows
+  const double target = 16 * full_layer + 48 * gdn_layer + 64 * 3 * dense + head;
+  EXPECT_EQ(model.Cost(batch).compute_ns, std::llround(target * 1000));
+  EXPECT_EQ(model.Cost(batch).draft_ns, 0);
+
+  model.EnableMtpDrafting(2);
+  // Pass 0: embedding, norm, one full-attention layer and MLP at 24 tokens, lm_head at 8.
+  const double pass0 = 2 * dense + full_layer + 3 * dense + (5 + 0.5 * 8);
+  // Pass 1: 8 decodes over 1,003 tokens.
+  const double dense8 = 1 + 0.01 * 8;
+  const double pass1 =
+      2 * dense8 + SyntheticBundle::DecodeUs(8, 1003) + 6 * dense8 + 3 * dense8 + (5 + 0.5 * 8);
+  const StepCost cost = model.Cost(batch);
+  EXPECT_EQ(cost.compute_ns, std::llround(target * 1000));
+  EXPECT_EQ(cost.draft_ns, std::llround((pass0 + pass1) * 1000));
+  EXPECT_EQ(cost.total_ns, cost.compute_ns + cost.draft_ns);
+  EXPECT_EQ(model.OutOfGridLookups(), 0);
+}
+
 TEST(StepCost, GdnPrefillIsAStaircaseOf64TokenChunks) {
   SyntheticBundle files;
   testing::WriteHybridBundle(files, {1});
