@@ -33,6 +33,13 @@ struct alignas(64) Request {
   // Whether the blocks past the prompt's hashes (hashes only this request produces) are
   // in the prefix-cache index: from its first preemption on, when it could hit them.
   bool private_blocks_indexed = false;
+  // Prefill/decode disaggregation, as vLLM's KV connector runs it (docs/DISAGGREGATION.md).
+  // On a prefill instance: the request stops after its first token and keeps its blocks
+  // until its KV has been sent (do_remote_decode). On a decode instance: it arrives with
+  // its prompt's KV computed elsewhere, and its first admission recomputes only the last
+  // prompt token (do_remote_prefill); a preempted one recomputes everything.
+  bool remote_decode = false;
+  bool remote_prefilled = false;
 
   // Owned by the KV cache manager.
   GroupBlocks blocks;
