@@ -367,11 +367,11 @@ void Instance::RunUntil(SimTime until) {
     AdmitArrivalsUpTo(now_);
     if (FastDecode(until)) continue;
     if (scheduler_.idle()) {
-      // Nothing to run: jump to the next arrival or release of sent blocks.
+      // Nothing to run: jump to the next arrival or release of sent blocks -- not past
+      // `until`, where an arrival handed over later may still come before a release.
       const SimTime next = NextWake();
-      if (next == kNever) return;
+      if (next == kNever || next >= until) return;
       now_ = std::max(now_, next);
-      if (now_ >= until) return;
       continue;
     }
     const int64_t before = steps_;

@@ -277,9 +277,25 @@ class FleetRun {
     std::vector<std::string> groups;
     for (const InstanceGroupConfig& g : fleet_.cluster.groups)
       groups.push_back(g.name);
-    writer.WriteTimeseries(instances_.timeseries(), groups);
+    writer.WriteTimeseries(instances_.timeseries(), groups, RoleSums());
     if (options_.trace_steps) writer.WriteSteps(instances_.Steps(), instances);
     return stats;
+  }
+
+  // A disaggregated fleet's /timeseries has a series per role ("role:prefill", ...): its
+  // groups summed.
+  std::vector<Timeseries::GroupSum> RoleSums() const {
+    std::vector<Timeseries::GroupSum> sums;
+    if (!disaggregated_) return sums;
+    for (const InstanceRole role :
+         {InstanceRole::kMixed, InstanceRole::kPrefill, InstanceRole::kDecode}) {
+      Timeseries::GroupSum sum{"role:" + std::string(InstanceRoleName(role)), {}};
+      for (std::size_t g = 0; g < fleet_.cluster.groups.size(); ++g) {
+        if (fleet_.cluster.groups[g].role == role) sum.groups.push_back(g);
+      }
+      if (!sum.groups.empty()) sums.push_back(std::move(sum));
+    }
+    return sums;
   }
 
   // Engine steps and gateway decisions on this rank so far.
