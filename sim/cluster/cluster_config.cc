@@ -138,7 +138,7 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
-  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp"}) {
+  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp", "role"}) {
     if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
   }
   group.name = g.Get<std::string>(kGroupName.key());
@@ -171,6 +171,13 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   }
   group.engine.tensor_parallel_size = kGroupTp.Read(g);
   group.replicas = kGroupReplicas.Read(g);
+  const std::string role = std::string(kGroupRole.Read(g));
+  const std::optional<InstanceRole> parsed = ParseInstanceRole(role);
+  if (!parsed) {
+    g.Fail(kGroupRole.key(),
+           "unknown role " + QuoteInput(role) + " (accepted: mixed, prefill, decode)");
+  }
+  group.role = *parsed;
   if (auto engine = g.FindChild(kGroupEngine.key)) ReadEngine(*engine, group);
   return group;
 }
@@ -321,6 +328,13 @@ void ReadGateways(const YamlSection& s, GatewaysConfig& gateways) {
            "unknown routing policy '" + name + "' (accepted: " + Join(RoutingPolicyNames()) + ")");
   }
   router.policy = *policy;
+  const std::string decode_name = std::string(kGatewayDecodePolicy.Read(s));
+  const std::optional<RoutingPolicy> decode_policy = ParseRoutingPolicy(decode_name);
+  if (!decode_policy) {
+    s.Fail(kGatewayDecodePolicy.key(), "unknown routing policy '" + decode_name +
+                                           "' (accepted: " + Join(RoutingPolicyNames()) + ")");
+  }
+  gateways.decode_policy = *decode_policy;
   router.capacity_weighted = kCapacityWeighted.Read(s);
   gateways.staleness_s = kStalenessS.Read(s);
   router.prefix_blocks = kPrefixBlocks.Read(s);
@@ -344,6 +358,32 @@ void ReadSlo(const YamlSection& s, SloConfig& slo) {
 }
 
 }  // namespace
+
+std::optional<InstanceRole> ParseInstanceRole(std::string_view name) {
+  if (name == "mixed") return InstanceRole::kMixed;
+  if (name == "prefill") return InstanceRole::kPrefill;
+  if (name == "decode") return InstanceRole::kDecode;
+  return std::nullopt;
+}
+
+std::string_view InstanceRoleName(InstanceRole role) {
+  switch (role) {
+    case InstanceRole::kMixed:
+      return "mixed";
+    case InstanceRole::kPrefill:
+      return "prefill";
+    case InstanceRole::kDecode:
+      return "decode";
+  }
+  return "?";
+}
+
+bool ClusterConfig::disaggregated() const {
+  for (const InstanceGroupConfig& g : groups) {
+    if (g.role != InstanceRole::kMixed) return true;
+  }
+  return false;
+}
 
 int ClusterConfig::TotalInstances() const {
   int total = 0;

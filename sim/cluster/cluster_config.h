@@ -46,8 +46,16 @@ struct NodePoolConfig {
   int line = 0;           // of the pool's entry (of the group's, for an implicit pool)
 };
 
+// What a group's instances do with a request (docs/DISAGGREGATION.md): everything
+// (mixed), only its prompt and first token before handing its KV to a decode instance
+// (prefill), or the rest of it once the KV has arrived (decode).
+enum class InstanceRole { kMixed, kPrefill, kDecode };
+std::optional<InstanceRole> ParseInstanceRole(std::string_view name);
+std::string_view InstanceRoleName(InstanceRole role);
+
 struct InstanceGroupConfig {
   std::string name;
+  InstanceRole role = InstanceRole::kMixed;
   std::string pool;  // a node pool's name (an implicit pool's is the group's name)
   std::string model;
   // The name requests ask for (served_model_name); "" until the fleet resolves it to the
@@ -79,6 +87,10 @@ struct SloConfig {
 struct GatewaysConfig {
   int count = cluster_settings::kGatewayCount.Default();
   RouterConfig router;
+  // Picks the decode instance of a request routed to a prefill instance (the same
+  // settings as `router` but the policy).
+  RoutingPolicy decode_policy =
+      *ParseRoutingPolicy(cluster_settings::kGatewayDecodePolicy.Default());
   // The load view refreshes every staleness_s, rounded up to whole windows.
   double staleness_s = cluster_settings::kStalenessS.Default();
 };
@@ -115,6 +127,8 @@ struct ClusterConfig {
   double timeseries_interval_s = cluster_settings::kTimeseriesIntervalS.Default();
   std::vector<InstancePlacement> placement;  // one per instance, by instance id
   int TotalInstances() const;
+  // Whether any group has the prefill or decode role.
+  bool disaggregated() const;
 };
 
 // Reads and checks a cluster config and places its instances; throws InputError naming

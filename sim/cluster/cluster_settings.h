@@ -74,12 +74,20 @@ inline constexpr Setting<int> kGroupReplicas{
     {"replicas", T::kInteger, R::AtLeast(1), "instances", "", "Identical instances"}, 1};
 inline constexpr SettingSpec kGroupEngine{"engine", T::kMapping, R::Any(),
                                           "",       "{}",        "vLLM engine settings"};
+// Prefill/decode disaggregation (docs/DISAGGREGATION.md): a prefill group computes prompts
+// and first tokens and hands each request's KV to a decode group of the same served model.
+inline constexpr Setting<std::string_view> kGroupRole{
+    {"role", T::kString, R::Any(), "", "", "mixed, prefill or decode"}, "mixed"};
 
 // gateways.
 inline constexpr Setting<int> kGatewayCount{
     {"count", T::kInteger, R::AtLeast(1), "gateways", "", "Gateways"}, 1};
 inline constexpr Setting<std::string_view> kGatewayPolicy{
     {"policy", T::kString, R::Any(), "", "", "The routing policy"}, "least_outstanding"};
+inline constexpr Setting<std::string_view> kGatewayDecodePolicy{
+    {"decode_policy", T::kString, R::Any(), "", "",
+     "The routing policy picking a prefill group's decode instance"},
+    "least_kv"};
 inline constexpr Setting<bool> kCapacityWeighted{
     {"capacity_weighted", T::kBool, R::Any(), "", "", "Weigh instances by capacity"}, false};
 inline constexpr Setting<double> kStalenessS{

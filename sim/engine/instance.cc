@@ -1,6 +1,8 @@
 #include "engine/instance.h"
 
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -14,17 +16,51 @@ Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, i
       config_(config) {}
 
 void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
-  FLEETSIM_CHECK(pending_.empty() || pending_.back().first <= arrival,
-                 "requests arrive at an instance in time order");
-  pending_.emplace_back(arrival, std::move(request));
+  // A decode instance's arrivals come from transfers of different lengths: one handed
+  // over later may arrive earlier. Usually this is the back.
+  auto at = pending_.end();
+  while (at != pending_.begin()) {
+    const auto& before = *std::prev(at);
+    if (std::tie(before.first, before.second->id) <= std::tie(arrival, request->id)) break;
+    --at;
+  }
+  FLEETSIM_CHECK(arrival >= last_admitted_,
+                 "a request arrives at an instance before one it already admitted");
+  pending_.emplace(at, arrival, std::move(request));
   stalled_ = false;
+}
+
+SimTime Instance::NextWake() const {
+  SimTime next = kNever;
+  if (!pending_.empty()) next = pending_.front().first;
+  if (!sending_.empty()) next = std::min(next, sending_.begin()->first.first);
+  return next;
 }
 
 SimTime Instance::NextEventTime() const {
   if (stalled_) return kNever;
   if (!scheduler_.idle()) return now_;
-  if (!pending_.empty()) return std::max(now_, pending_.front().first);
-  return kNever;
+  const SimTime next = NextWake();
+  return next == kNever ? kNever : std::max(now_, next);
+}
+
+void Instance::ReleaseSentUpTo(SimTime t) {
+  while (!sending_.empty() && sending_.begin()->first.first <= t) {
+    kv_.Free(*sending_.begin()->second);
+    sending_.erase(sending_.begin());
+  }
+}
+
+void Instance::HandOff(Request& request, SimTime first_token) {
+  RequestRecord& record = RecordOf(request);
+  record.handed_off = true;
+  const SimTime sent = on_hand_off_ ? on_hand_off_(request, record) : first_token;
+  FLEETSIM_CHECK(sent >= first_token, "a request's KV is sent before its first token");
+  for (auto& live : live_) {
+    if (live.get() != &request) continue;
+    sending_.emplace(std::make_pair(sent, request.id), std::move(live));
+    break;
+  }
 }
 
 void Instance::Settle(Request& request) {
@@ -56,6 +92,7 @@ void Instance::AdmitArrivalsUpTo(SimTime t) {
   while (!pending_.empty() && pending_.front().first <= t) {
     auto [arrival, request] = std::move(pending_.front());
     pending_.pop_front();
+    last_admitted_ = arrival;
     RequestRecord record;
     record.id = request->id;
     record.name = request->name;
@@ -160,11 +197,12 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
     RequestRecord& record = RecordOf(*r);
     record.finish = end;
     record.state = RequestState::kFinished;
+    if (r->remote_decode) HandOff(*r, end);
     Settle(*r);
   }
   if (!finished.empty()) {
     std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
-      return r->state == RequestState::kFinished;
+      return r == nullptr || r->state == RequestState::kFinished;
     });
   }
   ++steps_;
@@ -364,25 +402,29 @@ bool Instance::FastDecode(SimTime until) {
 void Instance::RunUntil(SimTime until) {
   while (now_ < until) {
     if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
+    ReleaseSentUpTo(now_);
     AdmitArrivalsUpTo(now_);
     if (FastDecode(until)) continue;
     if (scheduler_.idle()) {
-      if (pending_.empty()) return;
-      // Nothing to run: jump to the next arrival.
-      now_ = std::max(now_, pending_.front().first);
-      if (now_ >= until) return;
+      // Nothing to run: jump to the next arrival or release of sent blocks -- not past
+      // `until`, where an arrival handed over later may still come before a release.
+      const SimTime next = NextWake();
+      if (next == kNever || next >= until) return;
+      now_ = std::max(now_, next);
       continue;
     }
     const int64_t before = steps_;
     RunStep();
     if (steps_ == before) {
       // Work exists but nothing could be scheduled (waiting on blocks held by nobody can't
-      // happen; waiting for an arrival can): move to the next arrival or stop.
-      if (pending_.empty()) {
+      // happen; waiting for an arrival or for sent blocks to be freed can): move to the
+      // next of those or stop.
+      const SimTime next = NextWake();
+      if (next == kNever) {
         stalled_ = true;
         return;
       }
-      now_ = std::max(now_, pending_.front().first);
+      now_ = std::max(now_, next);
     }
   }
 }

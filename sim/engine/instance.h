@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct RequestRecord {
   int preemptions = 0;
   RequestState state = RequestState::kWaiting;
   RejectReason reject_reason = RejectReason::kNone;
+  // Finished on a prefill instance and handed to a decode instance (Instance::OnHandOff):
+  // not the request's terminal record.
+  bool handed_off = false;
 };
 
 // One executed step, for /steps and validation.
@@ -69,8 +73,16 @@ class Instance {
   Instance(const SchedulerConfig& config, const KvCacheLayout& layout, int64_t num_blocks,
            bool prefix_caching, const StepCostModel& cost);
 
-  // Hands a request to the engine at `arrival` (not before the previous arrival).
+  // Hands a request to the engine at `arrival`: not before the time it has run to, and
+  // taken in (arrival, id) order whatever order the calls come in.
   void Arrive(std::unique_ptr<Request> request, SimTime arrival);
+  // Prefill/decode disaggregation: called when a request marked remote_decode produces its
+  // first token (its record complete up to there), returning when its KV has been sent;
+  // the request keeps its blocks until then (docs/DISAGGREGATION.md).
+  using HandOffHook = std::function<SimTime(const Request&, const RequestRecord&)>;
+  void OnHandOff(HandOffHook hand_off) { on_hand_off_ = std::move(hand_off); }
+  // Requests whose KV is still being sent.
+  int64_t num_sending() const { return static_cast<int64_t>(sending_.size()); }
   // Runs every step that starts before `until`; a step in progress may end after it.
   void RunUntil(SimTime until);
   // Whether stretches of pure-decode steps are advanced in bulk (on by default); off
@@ -119,6 +131,12 @@ class Instance {
 
  private:
   void AdmitArrivalsUpTo(SimTime t);
+  // Frees the blocks of handed-off requests whose KV was sent by `t`.
+  void ReleaseSentUpTo(SimTime t);
+  // The next arrival or block release (kNever: none).
+  SimTime NextWake() const;
+  // Moves a finished remote_decode request from the live list to the sending one.
+  void HandOff(Request& request, SimTime first_token);
   RequestRecord& RecordOf(const Request& request) {
     return slots_[static_cast<std::size_t>(request.slot)];
   }
@@ -151,11 +169,15 @@ class Instance {
   const StepCostModel& cost_;
   SimTime now_ = 0;  // when the engine is next free
   SimTime last_active_ = -1;
+  SimTime last_admitted_ = 0;  // the arrival time of the last request admitted
   std::deque<std::pair<SimTime, std::unique_ptr<Request>>> pending_;
   std::vector<std::unique_ptr<Request>> live_;  // queued or running, in arrival order
   std::vector<RequestRecord> slots_;            // live requests' records, by Request::slot
   std::vector<int64_t> free_slots_;
   std::vector<RequestRecord> settled_;
+  // Handed-off requests holding their blocks until their KV is sent, by (sent, id).
+  std::map<std::pair<SimTime, int64_t>, std::unique_ptr<Request>> sending_;
+  HandOffHook on_hand_off_;
   // Work is queued but nothing can be scheduled until a new arrival (cannot happen with
   // the arrival-time checks; guards a run against waiting forever).
   bool stalled_ = false;

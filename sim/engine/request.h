@@ -36,6 +36,13 @@ struct alignas(64) Request {
   // Whether its last step emitted a token, so that with speculative decoding the MTP layer
   // drafted for it (vLLM discards drafts of partial prefills).
   bool emitted_last_step = false;
+  // Prefill/decode disaggregation, as vLLM's KV connector runs it (docs/DISAGGREGATION.md).
+  // On a prefill instance: the request stops after its first token and keeps its blocks
+  // until its KV has been sent (do_remote_decode). On a decode instance: it arrives with
+  // its prompt's KV computed elsewhere, and its first admission recomputes only the last
+  // prompt token (do_remote_prefill); a preempted one recomputes everything.
+  bool remote_decode = false;
+  bool remote_prefilled = false;
 
   // Owned by the KV cache manager.
   GroupBlocks blocks;

@@ -50,6 +50,14 @@ RejectReason Scheduler::Add(Request* request) {
   return reason;
 }
 
+int64_t ComputedAtAdmission(const Request& request, int64_t hit_tokens) {
+  // vLLM scheduler.py _update_waiting_for_remote_kv: the loaded blocks count as computed,
+  // less one token when they cover the whole request, so that the decode instance runs
+  // the last prompt token and samples the first output token itself.
+  if (!request.remote_prefilled || request.num_preemptions > 0) return hit_tokens;
+  return std::max(hit_tokens, request.num_tokens() - 1);
+}
+
 int64_t Scheduler::AlignedSplit(const Request& request, int64_t computed, int64_t n) const {
   if (!align_) return n;
   return AlignedChunk(request.prompt_tokens, request.num_tokens(), computed, n, block_size_);
@@ -128,22 +136,24 @@ const StepPlan& Scheduler::Schedule() {
       Request* request = waiting_.front();
       PrefixHit& hit = hit_;
       kv_cache_.FindLongestHit(*request, hit);
-      int64_t n = request->num_tokens() - hit.tokens;
+      const int64_t computed = ComputedAtAdmission(*request, hit.tokens);
+      int64_t n = request->num_tokens() - computed;
       if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
         n = config_.long_prefill_token_threshold;
       }
       if (!config_.chunked_prefill && n > budget) break;
       n = std::min(n, budget);
-      n = AlignedSplit(*request, hit.tokens, n);
+      n = AlignedSplit(*request, computed, n);
       if (n <= 0) break;  // a floored chunk ends admission for this step
-      if (!kv_cache_.Allocate(*request, n, hit, true)) break;
+      // Blocks for everything computed elsewhere too (remote KV lands in them).
+      if (!kv_cache_.Allocate(*request, computed - hit.tokens + n, hit, true)) break;
       waiting_.pop_front();
       running_.push_back(request);
       request->state = RequestState::kRunning;
-      request->num_computed = hit.tokens;
+      request->num_computed = computed;
       if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
       // No lookahead at admission (vLLM: none while num_computed_tokens is 0), no drafts.
-      plan.chunks.push_back({request, n, hit.tokens, true, hit.tokens, request->num_output, 0});
+      plan.chunks.push_back({request, n, computed, true, hit.tokens, request->num_output, 0});
       budget -= n;
     }
   }
@@ -171,7 +181,9 @@ const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
     if (request->num_output >= request->max_output_tokens ||
         request->num_tokens() >= config_.max_model_len) {
       request->state = RequestState::kFinished;
-      kv_cache_.Free(*request);
+      // A prefill instance's request keeps its blocks until its KV is sent: the instance
+      // frees them (Instance::ReleaseSentUpTo), as vLLM's delay_free_blocks does.
+      if (!request->remote_decode) kv_cache_.Free(*request);
       finished.push_back(request);
     }
   }

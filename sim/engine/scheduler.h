@@ -66,6 +66,11 @@ struct StepPlan {
 int64_t AlignedChunk(int64_t prompt_tokens, int64_t num_tokens, int64_t computed, int64_t n,
                      int64_t block_size);
 
+// The tokens a waiting request counts as computed when admitted: its prefix-cache hit, or
+// -- at the first admission of a request whose prompt a prefill instance computed -- all
+// but the last token (vLLM's KV connector, docs/DISAGGREGATION.md).
+int64_t ComputedAtAdmission(const Request& request, int64_t hit_tokens);
+
 // Why a request was refused at arrival instead of being queued.
 enum class RejectReason { kNone, kPromptTooLong, kExceedsKvCache };
 std::string_view NameOf(RejectReason reason);

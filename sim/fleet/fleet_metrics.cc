@@ -33,6 +33,8 @@ output::RequestRow RequestRowOf(const RequestRecord& r, int32_t instance, int32_
   output::CopyName(row.name, r.name);
   row.instance = instance;
   row.gateway = gateway;
+  row.prefill_instance = row.decode_instance = -1;
+  row.transfer_start_ns = row.transfer_end_ns = -1;
   row.preemptions = r.preemptions;
   const SimTime arrival = r.arrival - delays.gateway_to_instance;
   row.arrival_ns = arrival;
@@ -57,12 +59,31 @@ output::RequestRow RequestRowOf(const RequestRecord& r, int32_t instance, int32_
   return row;
 }
 
+output::RequestRow DisaggregatedRowOf(const RequestRecord& decode, const PrefillLeg& prefill,
+                                      int32_t instance, int32_t gateway,
+                                      const NetworkDelays& delays) {
+  RequestRecord merged = decode;
+  merged.arrival = prefill.arrival;
+  merged.first_scheduled = prefill.first_scheduled;
+  merged.cached_tokens = prefill.cached_tokens;
+  merged.preemptions += prefill.preemptions;
+  output::RequestRow row = RequestRowOf(merged, instance, gateway, delays);
+  row.prefill_instance = prefill.instance;
+  row.decode_instance = instance;
+  row.transfer_start_ns = prefill.transfer_start;
+  row.transfer_end_ns = prefill.transfer_end;
+  row.transfer_bytes = prefill.transfer_bytes;
+  return row;
+}
+
 output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway) {
   output::RequestRow row{};
   row.id = id;
   output::CopyName(row.name, request.id);
   row.instance = -1;
   row.gateway = gateway;
+  row.prefill_instance = row.decode_instance = -1;
+  row.transfer_start_ns = row.transfer_end_ns = -1;
   row.arrival_ns = request.arrival;
   row.input_tokens = request.input_tokens;
   row.queue_delay_ns = row.first_token_ns = row.finish_ns = -1;

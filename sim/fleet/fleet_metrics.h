@@ -17,6 +17,7 @@
 #include "cluster/cluster_config.h"
 #include "core/quantile_sketch.h"
 #include "engine/instance.h"
+#include "fleet/routed_request.h"
 #include "output/run_tables.h"
 #include "workload/workload_source.h"
 
@@ -30,6 +31,13 @@ struct NetworkDelays {
 // The request's row; `record.arrival` is its arrival at the instance.
 output::RequestRow RequestRowOf(const RequestRecord& record, int32_t instance, int32_t gateway,
                                 const NetworkDelays& delays);
+// A request a prefill instance handed to this decode instance: its arrival, first
+// scheduling and prefix hit are the prefill instance's, its tokens and finish this one's,
+// preemptions both's; its TTFT is this instance's first token, the one the client gets
+// (vLLM's proxy drops the prefill's).
+output::RequestRow DisaggregatedRowOf(const RequestRecord& decode, const PrefillLeg& prefill,
+                                      int32_t instance, int32_t gateway,
+                                      const NetworkDelays& delays);
 // A request that never left its gateway (it arrived after the horizon): unfinished.
 output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int32_t gateway);
 // A request for a model no instance group serves: rejected at its gateway, reason

@@ -16,6 +16,7 @@
 #include "core/input_error.h"
 #include "fleet/gateway_shard.h"
 #include "fleet/instance_shard.h"
+#include "fleet/kv_transfer.h"
 #include "fleet/load_exchange.h"
 #include "fleet/progress.h"
 #include "fleet/request_ledger.h"
@@ -38,6 +39,14 @@ void RequireOutsideLookahead(SimTime arrival, SimTime earliest) {
   }
 }
 
+// A prefill instance's hand-off made in a window reaches its decode instance no earlier
+// than the window's start plus the hand-off lookahead: a window no longer than that lets
+// every instance advance alone to its end (docs/DISAGGREGATION.md).
+SimTime MaxWindowOf(const FleetSetup& fleet) {
+  if (!fleet.cluster.disaggregated()) return kMaxWindow;
+  return std::min(kMaxWindow, HandOffLookahead(fleet));
+}
+
 // Cost lookups outside the bundles' grids so far, by this rank's cost models.
 int64_t OutOfGridLookups(const FleetSetup& fleet) {
   int64_t lookups = 0;
@@ -57,7 +66,7 @@ class FleetRun {
         size_(comm::SizeOf(comm)),
         setup_out_of_grid_(OutOfGridLookups(fleet)),  // before any instance exists
         delays_(DelaysOf(fleet.cluster)),
-        clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s),
+        clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s, MaxWindowOf(fleet)),
         reader_(source, fleet.cluster.gateways.count),
         gateways_(fleet.cluster.gateways, RoutingTableOf(fleet), options.seed, rank_, size_),
         instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
@@ -86,6 +95,7 @@ class FleetRun {
       const std::vector<std::byte> routed = Exchange();
       failure_.Guard([&] { instances_.Deliver(ParseRoutedRequests(routed)); });
       failure_.Guard([&] { instances_.Advance(window.start, stop, clock_, ledger_); });
+      if (disaggregated_) ShipHandOffs(stop);
       ++windows_;
     }
     progress_.Done();
@@ -174,11 +184,28 @@ class FleetRun {
         ledger_.Add(NoModelRowOf(routed.request, routed.id, routed.gateway), -1);
         continue;
       }
+      routed.decode_instance = gateways_.RouteDecode(routed, routed.instance);
       routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
       RequireOutsideLookahead(routed.instance_arrival, start + clock_.step());
       const int owner = owner_of[static_cast<std::size_t>(routed.instance)];
       AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
     }
+  }
+
+  // The requests prefill instances handed over in the window go to their decode
+  // instances' ranks in one more exchange; none reaches its instance before `stop`, where
+  // every instance stands now.
+  void ShipHandOffs(SimTime stop) {
+    failure_.Guard([&] {
+      const std::vector<int32_t>& owner_of = instances_.owner_of();
+      for (const RoutedRequest& routed : instances_.TakeHandOffs()) {
+        RequireOutsideLookahead(routed.instance_arrival, stop);
+        const int owner = owner_of[static_cast<std::size_t>(routed.instance)];
+        AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
+      }
+    });
+    const std::vector<std::byte> received = Exchange();
+    failure_.Guard([&] { instances_.Deliver(ParseRoutedRequests(received)); });
   }
 
   // The loads that changed since the last snapshot, from every rank into every gateway's
@@ -250,9 +277,25 @@ class FleetRun {
     std::vector<std::string> groups;
     for (const InstanceGroupConfig& g : fleet_.cluster.groups)
       groups.push_back(g.name);
-    writer.WriteTimeseries(instances_.timeseries(), groups);
+    writer.WriteTimeseries(instances_.timeseries(), groups, RoleSums());
     if (options_.trace_steps) writer.WriteSteps(instances_.Steps(), instances);
     return stats;
+  }
+
+  // A disaggregated fleet's /timeseries has a series per role ("role:prefill", ...): its
+  // groups summed.
+  std::vector<Timeseries::GroupSum> RoleSums() const {
+    std::vector<Timeseries::GroupSum> sums;
+    if (!disaggregated_) return sums;
+    for (const InstanceRole role :
+         {InstanceRole::kMixed, InstanceRole::kPrefill, InstanceRole::kDecode}) {
+      Timeseries::GroupSum sum{"role:" + std::string(InstanceRoleName(role)), {}};
+      for (std::size_t g = 0; g < fleet_.cluster.groups.size(); ++g) {
+        if (fleet_.cluster.groups[g].role == role) sum.groups.push_back(g);
+      }
+      if (!sum.groups.empty()) sums.push_back(std::move(sum));
+    }
+    return sums;
   }
 
   // Engine steps and gateway decisions on this rank so far.
@@ -273,8 +316,9 @@ class FleetRun {
   comm::RankFailure failure_;
   std::deque<RoutedRequest> inbox_;               // this window's arrivals at this rank's gateways
   std::vector<std::vector<std::byte>> outgoing_;  // to each rank, sent at the next exchange
-  int64_t snapshot_epoch_ = -1;                   // the epoch of the load views the gateways hold
-  SimTime last_decision_ = -1;  // the gateway arrival time of the last request decided here
+  bool disaggregated_ = fleet_.cluster.disaggregated();
+  int64_t snapshot_epoch_ = -1;  // the epoch of the load views the gateways hold
+  SimTime last_decision_ = -1;   // the gateway arrival time of the last request decided here
   int64_t decisions_ = 0;
   int64_t windows_ = 0;
   int64_t snapshots_ = 0;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include "core/input_error.h"
 #include "core/project_paths.h"
 #include "model/model_catalog.h"
 #include "perf/batch_shape.h"
@@ -33,6 +35,48 @@ std::vector<int32_t> FleetSetup::Partition(int size) const {
     owner[i] = static_cast<int32_t>(i % ranks);
   return owner;
 }
+
+namespace {
+
+// A prefill group hands every request to a decode group of its served model, which must
+// run the same model (the KV it receives is that model's); a decode group gets requests
+// only from prefill groups of its model.
+void CheckRoles(const ClusterConfig& cluster, const FleetSetup& fleet) {
+  for (std::size_t g = 0; g < cluster.groups.size(); ++g) {
+    const InstanceGroupConfig& group = cluster.groups[g];
+    if (group.role == InstanceRole::kMixed) continue;
+    const InstanceRole partner =
+        group.role == InstanceRole::kPrefill ? InstanceRole::kDecode : InstanceRole::kPrefill;
+    bool found = false;
+    for (std::size_t h = 0; h < cluster.groups.size(); ++h) {
+      if (cluster.groups[h].role != partner || fleet.model_of_group[h] != fleet.model_of_group[g])
+        continue;
+      found = true;
+      if (fleet.groups[h].card.name != fleet.groups[g].card.name) {
+        throw InputError(
+            group.file, group.LineOf("model"), "instance_groups." + group.name + ".model",
+            "runs " + QuoteInput(fleet.groups[g].card.name) + " but " +
+                std::string(InstanceRoleName(partner)) + " group " +
+                QuoteInput(cluster.groups[h].name) + " of the same served model runs " +
+                QuoteInput(fleet.groups[h].card.name) +
+                ": KV moves between them only for the same model");
+      }
+    }
+    if (found) continue;
+    const std::string& served = fleet.models[static_cast<std::size_t>(fleet.model_of_group[g])];
+    throw InputError(group.file, group.LineOf("role"), "instance_groups." + group.name + ".role",
+                     std::string(InstanceRoleName(group.role)) + " needs a " +
+                         std::string(InstanceRoleName(partner)) + " group serving " +
+                         QuoteInput(served) + ", and no group is one (a " +
+                         (group.role == InstanceRole::kPrefill ? "prefill group hands every "
+                                                                 "request to one"
+                                                               : "decode group gets requests "
+                                                                 "only from one") +
+                         ")");
+  }
+}
+
+}  // namespace
 
 FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& analytic_bundle) {
   FleetSetup fleet;
@@ -87,6 +131,7 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
                          " bytes, the most a /summary row of a multi-model fleet holds after "
                          "'model:': give the group a shorter served_model_name");
   }
+  CheckRoles(cluster, fleet);
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)
     capacity.push_back(ReferenceCapacity(setup));

@@ -16,6 +16,7 @@ RoutingTable RoutingTableOf(const FleetSetup& fleet) {
     table.targets.push_back(
         {info.id, info.capacity, setup.num_blocks, static_cast<int32_t>(setup.layout.block_size)});
     table.model_of_target.push_back(fleet.model_of_group[group]);
+    table.role_of_target.push_back(fleet.cluster.groups[group].role);
   }
   return table;
 }
@@ -24,33 +25,57 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
                            int rank, int size)
     : uses_load_(UsesLoad(config.router.policy)),
       prefix_blocks_(config.router.prefix_blocks),
-      model_of_target_(table.model_of_target) {
+      model_of_target_(table.model_of_target),
+      role_of_target_(table.role_of_target) {
   if (model_of_target_.size() != table.targets.size())
     throw std::invalid_argument("GatewayShard: one model per target");
+  if (role_of_target_.empty()) role_of_target_.assign(table.targets.size(), InstanceRole::kMixed);
+  if (role_of_target_.size() != table.targets.size())
+    throw std::invalid_argument("GatewayShard: one role per target");
   for (std::size_t i = 0; i < table.targets.size(); ++i) {
     if (table.targets[i].instance != static_cast<int32_t>(i))
       throw std::invalid_argument("GatewayShard: targets must be instances 0..n-1 in order");
   }
-  // Each model's instances; a model served by every instance shares the fleet's router.
+  // Each model's instances that gateways route to (all but decode instances); a model
+  // served by every one of them shares the fleet's router. Decode instances, per model,
+  // have routers of their own.
+  std::vector<RouteTarget> front;
   std::vector<std::vector<RouteTarget>> subsets(table.models.size());
-  for (std::size_t i = 0; i < table.targets.size(); ++i)
-    subsets.at(static_cast<std::size_t>(model_of_target_[i])).push_back(table.targets[i]);
+  std::vector<std::vector<RouteTarget>> decode_subsets(table.models.size());
+  for (std::size_t i = 0; i < table.targets.size(); ++i) {
+    const auto model = static_cast<std::size_t>(model_of_target_[i]);
+    if (role_of_target_[i] == InstanceRole::kDecode) {
+      decode_subsets.at(model).push_back(table.targets[i]);
+      continue;
+    }
+    front.push_back(table.targets[i]);
+    subsets.at(model).push_back(table.targets[i]);
+  }
   int32_t routers = 1;
+  int32_t decode_routers = 0;
   for (std::size_t m = 0; m < table.models.size(); ++m) {
     model_index_.emplace(table.models[m], static_cast<int32_t>(m));
-    const bool everyone = subsets[m].size() == table.targets.size();
+    const bool everyone = subsets[m].size() == front.size();
     router_of_model_.push_back(everyone || subsets[m].empty() ? 0 : routers++);
+    decode_router_of_model_.push_back(decode_subsets[m].empty() ? -1 : decode_routers++);
   }
+  RouterConfig decode_config = config.router;
+  decode_config.policy = config.decode_policy;
+  if (decode_routers > 0 && UsesLoad(config.decode_policy)) uses_load_ = true;
   index_of_.assign(static_cast<std::size_t>(config.count), -1);
   for (int32_t g = 0; g < config.count; ++g) {
     if (RankOfGateway(g, size) != rank) continue;
     index_of_[static_cast<std::size_t>(g)] = static_cast<int32_t>(gateways_.size());
-    Gateway gateway{g, {}};
-    gateway.routers.emplace_back(config.router, table.targets, StreamSeedOfGateway(seed, g));
+    Gateway gateway{g, {}, {}};
+    gateway.routers.emplace_back(config.router, front, StreamSeedOfGateway(seed, g));
     for (std::size_t m = 0; m < table.models.size(); ++m) {
-      if (router_of_model_[m] == 0) continue;
-      gateway.routers.emplace_back(config.router, subsets[m],
-                                   StreamSeedOfGateway(seed, g, table.models[m]));
+      if (router_of_model_[m] != 0)
+        gateway.routers.emplace_back(config.router, subsets[m],
+                                     StreamSeedOfGateway(seed, g, table.models[m]));
+      if (decode_router_of_model_[m] >= 0)
+        gateway.decode_routers.emplace_back(
+            decode_config, decode_subsets[m],
+            StreamSeedOfGateway(seed, g, "decode:" + table.models[m]));
     }
     gateways_.push_back(std::move(gateway));
   }
@@ -60,26 +85,47 @@ void GatewayShard::Apply(std::span<const LoadChange> changes) {
   for (Gateway& gateway : gateways_) {
     for (Router& router : gateway.routers)
       router.Apply(changes);
+    for (Router& router : gateway.decode_routers)
+      router.Apply(changes);
   }
 }
 
-int32_t GatewayShard::Route(const RoutedRequest& routed) {
+GatewayShard::Gateway& GatewayShard::GatewayOf(const RoutedRequest& routed) {
   const int32_t index =
       routed.gateway >= 0 && static_cast<std::size_t>(routed.gateway) < index_of_.size()
           ? index_of_[static_cast<std::size_t>(routed.gateway)]
           : -1;
   if (index < 0)
     throw std::logic_error("gateway " + std::to_string(routed.gateway) + " is not on this rank");
+  return gateways_[static_cast<std::size_t>(index)];
+}
+
+RouteRequest GatewayShard::QueryOf(const RoutedRequest& routed) const {
+  RouteRequest query;
+  query.prompt_tokens = routed.request.input_tokens;
+  query.prefix_key = PrefixKey(routed.request.block_hashes, prefix_blocks_);
+  return query;
+}
+
+int32_t GatewayShard::RouteDecode(const RoutedRequest& routed, int32_t instance) {
+  const auto target = static_cast<std::size_t>(instance);
+  if (instance < 0 || role_of_target_.at(target) != InstanceRole::kPrefill) return kNoInstance;
+  const int32_t chooser =
+      decode_router_of_model_.at(static_cast<std::size_t>(model_of_target_[target]));
+  if (chooser < 0) throw std::logic_error("a prefill instance's model has no decode group");
+  return GatewayOf(routed).decode_routers[static_cast<std::size_t>(chooser)].Route(QueryOf(routed));
+}
+
+int32_t GatewayShard::Route(const RoutedRequest& routed) {
+  Gateway& gateway = GatewayOf(routed);
   int32_t chooser = 0;
   if (!routed.request.model.empty()) {
     const auto model = model_index_.find(routed.request.model);
     if (model == model_index_.end()) return kNoInstance;
     chooser = router_of_model_[static_cast<std::size_t>(model->second)];
   }
-  RouteRequest query;
-  query.prompt_tokens = routed.request.input_tokens;
-  query.prefix_key = PrefixKey(routed.request.block_hashes, prefix_blocks_);
-  std::vector<Router>& routers = gateways_[static_cast<std::size_t>(index)].routers;
+  const RouteRequest query = QueryOf(routed);
+  std::vector<Router>& routers = gateway.routers;
   const int32_t instance = routers[static_cast<std::size_t>(chooser)].Route(query);
   if (routers.size() > 1) {
     // One view per gateway: the fleet's router and the instance's model's router both

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <tbb/parallel_for.h>
 
+#include "core/check.h"
+#include "fleet/kv_transfer.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
@@ -23,6 +26,14 @@ struct InstanceShard::Local {
   std::vector<output::StepRow> steps;
   std::vector<TokenTally> tally;  // written by the instance's thread, drained after a pass
   output::InstanceRow row{};
+  // Prefill/decode disaggregation. A prefill instance keeps each request as routed until
+  // it hands it over; the hand-offs (written by its thread, drained after a pass); the
+  // ends of its transfers, by link, that may still be in flight. A decode instance keeps
+  // each request's prefill leg until its record settles.
+  std::unordered_map<int64_t, RoutedRequest> to_hand_off;
+  std::vector<RoutedRequest> handed_off;
+  std::vector<std::pair<SimTime, KvLinkKind>> transfers;
+  std::unordered_map<int64_t, PrefillLeg> legs;
 };
 
 NetworkDelays DelaysOf(const ClusterConfig& cluster) {
@@ -64,7 +75,13 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
     row.capacity_tokens_per_s = info.capacity;
     row.block_size = setup.layout.block_size;
     row.pool_blocks = setup.num_blocks;
+    output::CopyName(row.role, InstanceRoleName(group.role));
     Local* self = local.get();
+    if (group.role == InstanceRole::kPrefill) {
+      local->engine->OnHandOff([this, self](const Request& request, const RequestRecord& record) {
+        return HandOff(*self, request, record);
+      });
+    }
     const SimTime interval = timeseries_.interval();
     const bool trace = options_.trace_steps;
     local->engine->OnStep([self, interval, trace](const StepRecord& s) {
@@ -102,6 +119,16 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
       const std::vector<uint64_t> hashes =
           MapBlockHashes(routed.request, static_cast<int>(setup.layout.block_size));
       request->prompt_block_hashes.assign(hashes.begin(), hashes.end());
+    }
+    if (routed.decode_instance >= 0) {
+      // The gateway's request to a prefill instance asks for one token (vLLM's proxy sends
+      // max_tokens=1 with do_remote_decode); the rest is the decode instance's.
+      request->remote_decode = true;
+      request->max_output_tokens = 1;
+      instance.to_hand_off.emplace(routed.id, std::move(routed));
+    } else if (routed.prefill.instance >= 0) {
+      request->remote_prefilled = true;
+      instance.legs.emplace(routed.id, routed.prefill);
     }
     instance.engine->Arrive(std::move(request), routed.instance_arrival);
     Requeue(local);
@@ -175,16 +202,86 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
     timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
   instance.tally.clear();
   const int gateways = fleet_.cluster.gateways.count;
-  for (const RequestRecord& record : instance.engine->TakeRecords()) {
+  for (RequestRecord& record : instance.engine->TakeRecords()) {
     output::InstanceRow& totals = instance.row;
     ++totals.requests;
     totals.prompt_tokens += record.input_tokens;
     totals.output_tokens += record.output_tokens;
     totals.preemptions += record.preemptions;
     totals.prefix_hit_tokens += record.cached_tokens;
-    ledger.Add(RequestRowOf(record, instance.id, GatewayOf(record.id, gateways), delays_),
+    if (record.handed_off) continue;  // its decode instance settles it
+    const int32_t gateway = GatewayOf(record.id, gateways);
+    if (auto to_hand_off = instance.to_hand_off.find(record.id);
+        to_hand_off != instance.to_hand_off.end()) {
+      // Settled on the prefill instance (rejected, or unfinished at the horizon).
+      output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
+      row.prefill_instance = instance.id;
+      instance.to_hand_off.erase(to_hand_off);
+      ledger.Add(row, instance.group);
+      continue;
+    }
+    const auto leg = instance.legs.find(record.id);
+    if (leg == instance.legs.end()) {
+      ledger.Add(RequestRowOf(record, instance.id, gateway, delays_), instance.group);
+      continue;
+    }
+    ledger.Add(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
                instance.group);
+    instance.legs.erase(leg);
   }
+}
+
+SimTime InstanceShard::HandOff(Local& instance, const Request& request,
+                               const RequestRecord& record) {
+  const auto it = instance.to_hand_off.find(record.id);
+  FLEETSIM_CHECK(it != instance.to_hand_off.end(), "a hand-off of a request never routed here");
+  RoutedRequest routed = std::move(it->second);
+  instance.to_hand_off.erase(it);
+  const int32_t decode = routed.decode_instance;
+  const FleetInstanceInfo& target = fleet_.instances[static_cast<std::size_t>(decode)];
+  const KvLink link = KvLinkBetween(fleet_, instance.id, decode);
+  const int64_t bytes = KvTransferBytes(
+      fleet_.groups[static_cast<std::size_t>(target.group)].layout, record.input_tokens);
+  // The prefill answer reaches the gateway, whose request reaches the decode instance: it
+  // then reads the KV (NIXL pulls), sharing the link with this instance's transfers still
+  // in flight on it. First tokens come in step order, so the ends before this start are
+  // done for every later one too.
+  const SimTime start =
+      record.first_token + delays_.instance_to_client + delays_.gateway_to_instance;
+  std::erase_if(instance.transfers, [&](const auto& t) { return t.first <= start; });
+  int in_flight = 1;
+  for (const auto& t : instance.transfers)
+    in_flight += t.second == link.kind ? 1 : 0;
+  const SimTime end = start + KvTransferTime(link, bytes, in_flight);
+  instance.transfers.emplace_back(end, link.kind);
+  PrefillLeg& leg = routed.prefill;
+  leg.instance = instance.id;
+  leg.preemptions = request.num_preemptions;
+  leg.arrival = record.arrival;
+  leg.first_scheduled = record.first_scheduled;
+  leg.first_token = record.first_token;
+  leg.transfer_start = start;
+  leg.transfer_end = end;
+  leg.transfer_bytes = bytes;
+  leg.cached_tokens = request.cached_tokens;
+  routed.instance = decode;
+  routed.decode_instance = -1;
+  routed.instance_arrival = end;
+  instance.handed_off.push_back(std::move(routed));
+  return end;
+}
+
+std::vector<RoutedRequest> InstanceShard::TakeHandOffs() {
+  std::vector<RoutedRequest> out;
+  for (const auto& local : locals_) {
+    for (RoutedRequest& routed : local->handed_off)
+      out.push_back(std::move(routed));
+    local->handed_off.clear();
+  }
+  std::sort(out.begin(), out.end(), [](const RoutedRequest& a, const RoutedRequest& b) {
+    return std::tie(a.instance_arrival, a.id) < std::tie(b.instance_arrival, b.id);
+  });
+  return out;
 }
 
 void InstanceShard::SampleUpTo(SimTime now) {

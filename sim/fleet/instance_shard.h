@@ -49,8 +49,13 @@ class InstanceShard {
   Timeseries& timeseries() { return timeseries_; }
 
   // Hands routed requests (every one for an instance of this rank) to their engines, in
-  // (instance arrival, id) order, whatever order they came in.
+  // (instance arrival, id) order, whatever order they came in: from gateways, and handed
+  // over by prefill instances (RoutedRequest::prefill set).
   void Deliver(std::vector<RoutedRequest> arrivals);
+  // The requests this rank's prefill instances handed over since the last call, each
+  // addressed to its decode instance (RoutedRequest::instance) at the end of its KV
+  // transfer (docs/DISAGGREGATION.md), by (arrival, id).
+  std::vector<RoutedRequest> TakeHandOffs();
   // The earliest next event of any instance here (kNever when none has one).
   SimTime NextEvent();
   // Advances every instance through [start, stop), pausing at each /timeseries
@@ -86,6 +91,9 @@ class InstanceShard {
   void AdvanceTo(SimTime until, RequestLedger& ledger);
   void Collect(Local& instance, RequestLedger& ledger);
   void Sample(const Timeseries::Sampler& sample) const;
+  // On the prefill instance's thread, when a request's first token is out: its transfer to
+  // the decode instance the gateway chose, queued as a hand-off; returns when the KV is sent.
+  SimTime HandOff(Local& instance, const Request& request, const RequestRecord& record);
 
   const FleetSetup& fleet_;
   std::vector<int32_t> owner_of_;

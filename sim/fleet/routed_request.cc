@@ -44,6 +44,8 @@ void AppendRoutedRequest(const RoutedRequest& routed, std::vector<std::byte>& bu
   Put(buffer, routed.gateway);
   Put(buffer, routed.instance);
   Put(buffer, routed.instance_arrival);
+  Put(buffer, routed.decode_instance);
+  Put(buffer, routed.prefill);
   Put(buffer, r.arrival);
   Put(buffer, r.input_tokens);
   Put(buffer, r.output_tokens);
@@ -70,6 +72,8 @@ std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes)
     routed.gateway = in.Get<int32_t>();
     routed.instance = in.Get<int32_t>();
     routed.instance_arrival = in.Get<SimTime>();
+    routed.decode_instance = in.Get<int32_t>();
+    routed.prefill = in.Get<PrefillLeg>();
     r.arrival = in.Get<SimTime>();
     r.input_tokens = in.Get<int64_t>();
     r.output_tokens = in.Get<int64_t>();

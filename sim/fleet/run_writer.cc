@@ -41,9 +41,10 @@ void RunWriter::WriteSummary(const std::vector<output::SummaryRow>& rows) {
   });
 }
 
-void RunWriter::WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups) {
+void RunWriter::WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups,
+                                const std::vector<Timeseries::GroupSum>& sums) {
   // The rows are on rank 0; every rank needs the count.
-  const std::vector<output::TimeseriesRow> rows = series.Reduce(groups, comm_);
+  const std::vector<output::TimeseriesRow> rows = series.Reduce(groups, comm_, sums);
   const int64_t total = comm::AllReduceMax(static_cast<int64_t>(rows.size()), comm_);
   comm::OnEveryRank(comm_, [&] {
     file_.WriteTable("/timeseries", output::TimeseriesSchema(), rows.data(), 0,

@@ -45,7 +45,8 @@ class RunWriter {
   void WriteInstances(const std::vector<output::InstanceRow>& mine, int64_t total);
   // `rows` are the same on every rank; rank 0 writes them.
   void WriteSummary(const std::vector<output::SummaryRow>& rows);
-  void WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups);
+  void WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups,
+                       const std::vector<Timeseries::GroupSum>& sums = {});
   // /steps: instance by instance (ids in [0, instances)), each in time order.
   void WriteSteps(const std::vector<InstanceShard::StepRows>& mine, int64_t instances);
 

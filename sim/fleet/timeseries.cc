@@ -58,7 +58,8 @@ void Timeseries::ForgetSamplesAfter(SimTime t) {
 }
 
 std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::string>& group_names,
-                                                      MPI_Comm comm) const {
+                                                      MPI_Comm comm,
+                                                      const std::vector<GroupSum>& sums) const {
   const int64_t first = comm::AllReduceMin(
       buckets_.empty() ? std::numeric_limits<int64_t>::max() : buckets_.begin()->first, comm);
   const int64_t last = comm::AllReduceMax(
@@ -76,19 +77,29 @@ std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::str
   std::vector<output::TimeseriesRow> rows;
   if (comm::RankOf(comm) != 0) return rows;
   const double seconds = ToSeconds(interval_);
-  // The fleet's rows follow the groups': each interval's cells summed over the groups.
-  std::vector<int64_t> fleet(width * kFields, 0);
-  for (std::size_t b = 0; b < width; ++b) {
-    for (std::size_t g = 0; g < groups_; ++g) {
-      for (std::size_t f = 0; f < std::size_t{kFields}; ++f)
-        fleet[b * kFields + f] += dense[b * stride + g * kFields + f];
-    }
-  }
-  for (std::size_t g = 0; g <= groups_; ++g) {
+  // The sums' rows, then the fleet's, follow the groups': each interval's cells summed
+  // over their groups.
+  std::vector<GroupSum> series;
+  for (std::size_t g = 0; g < groups_; ++g)
+    series.push_back({group_names[g], {g}});
+  series.insert(series.end(), sums.begin(), sums.end());
+  GroupSum fleet_sum{"fleet", {}};
+  for (std::size_t g = 0; g < groups_; ++g)
+    fleet_sum.groups.push_back(g);
+  series.push_back(std::move(fleet_sum));
+  std::vector<int64_t> summed(width * kFields, 0);
+  for (const GroupSum& sum : series) {
+    std::fill(summed.begin(), summed.end(), 0);
     for (std::size_t b = 0; b < width; ++b) {
-      const int64_t* c = g < groups_ ? &dense[b * stride + g * kFields] : &fleet[b * kFields];
+      for (const std::size_t g : sum.groups) {
+        for (std::size_t f = 0; f < std::size_t{kFields}; ++f)
+          summed[b * kFields + f] += dense[b * stride + g * kFields + f];
+      }
+    }
+    for (std::size_t b = 0; b < width; ++b) {
+      const int64_t* c = &summed[b * kFields];
       output::TimeseriesRow row{};
-      output::CopyName(row.group, g < groups_ ? group_names[g] : std::string("fleet"));
+      output::CopyName(row.group, sum.name);
       row.time_s = ToSeconds((first + static_cast<int64_t>(b)) * interval_);
       row.running = c[kRunning];
       row.waiting = c[kWaiting];

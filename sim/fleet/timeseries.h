@@ -58,10 +58,16 @@ class Timeseries {
   // and nothing happened there after all); their token counts stay.
   void ForgetSamplesAfter(SimTime t);
 
-  // Collective over `comm`: every rank's sums added; the rows (group by group, then the
-  // fleet's -- every group summed -- each in time order) on rank 0, none elsewhere.
+  // Collective over `comm`: every rank's sums added; the rows (group by group, then per
+  // series of `sums` -- each a name and the groups it adds up, e.g. a role's -- then the
+  // fleet's, every group summed; each in time order) on rank 0, none elsewhere.
+  struct GroupSum {
+    std::string name;
+    std::vector<std::size_t> groups;
+  };
   std::vector<output::TimeseriesRow> Reduce(const std::vector<std::string>& group_names,
-                                            MPI_Comm comm) const;
+                                            MPI_Comm comm,
+                                            const std::vector<GroupSum>& sums = {}) const;
 
  private:
   enum Field { kRunning, kWaiting, kKvUsed, kKvUsable, kPrompt, kGenerated, kFields };

@@ -5,9 +5,11 @@
 // between two meetings -- starts on a step at or before the next event and runs to the end
 // of its epoch, or for at most max_window of it.
 //
-// A later message kind with a shorter lookahead (an instance handing a request to another
-// instance) shortens the step: whatever the kind, nothing sent inside a window may arrive
-// before the window's start plus the step.
+// Whatever the message kind, nothing sent inside a window may arrive before the window's
+// end. A gateway's request arrives a step after it is sent; a prefill instance's hand-off
+// to a decode instance may be sent anywhere in the window and arrives at least the
+// hand-off lookahead later, so a disaggregated fleet caps max_window at that lookahead
+// (fleet/kv_transfer.h HandOffLookahead).
 //
 //   WindowClock clock(/*step=*/500'000, /*staleness_s=*/0.05);   // 0.5 ms steps, 100 per epoch
 //   Window w = clock.WindowAt(next_event, previous_window_end);

@@ -24,6 +24,11 @@ TableSchema RequestSchema() {
   FLEETSIM_COLUMN(s, RequestRow, Float64, ttft_s, "s");
   FLEETSIM_COLUMN(s, RequestRow, Float64, tpot_s, "s");
   FLEETSIM_COLUMN(s, RequestRow, Float64, e2e_s, "s");
+  FLEETSIM_COLUMN(s, RequestRow, Int32, prefill_instance, "index");
+  FLEETSIM_COLUMN(s, RequestRow, Int32, decode_instance, "index");
+  FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_start_ns, "ns");
+  FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_end_ns, "ns");
+  FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_bytes, "bytes");
   FLEETSIM_STRING(s, RequestRow, state);
   FLEETSIM_STRING(s, RequestRow, reason);
   return s;
@@ -49,6 +54,7 @@ TableSchema InstanceSchema() {
   FLEETSIM_COLUMN(s, InstanceRow, Int64, output_tokens, "tokens");
   FLEETSIM_COLUMN(s, InstanceRow, Int64, preemptions, "preemptions");
   FLEETSIM_COLUMN(s, InstanceRow, Int64, prefix_hit_tokens, "tokens");
+  FLEETSIM_STRING(s, InstanceRow, role);
   return s;
 }
 

@@ -27,8 +27,8 @@ struct RequestRow {
   int32_t instance;  // -1: never reached one (arrived at its gateway after the horizon)
   int32_t preemptions;
   int32_t gateway;
-  int32_t unused;
-  int64_t arrival_ns;  // at the gateway: the trace time
+  int32_t prefill_instance;  // -1: none (served by a mixed instance, or never routed)
+  int64_t arrival_ns;        // at the gateway: the trace time
   int64_t input_tokens;
   int64_t output_tokens;
   int64_t cached_tokens;
@@ -38,6 +38,12 @@ struct RequestRow {
   double ttft_s;           // NaN when not defined
   double tpot_s;
   double e2e_s;
+  // Prefill/decode disaggregation (docs/DISAGGREGATION.md); -1 (and 0 bytes) otherwise.
+  int32_t decode_instance;  // where the prefill instance handed it (it reached it)
+  int32_t unused;
+  int64_t transfer_start_ns;  // the decode instance starts reading the KV
+  int64_t transfer_end_ns;    // the KV is in its blocks: the request arrives there
+  int64_t transfer_bytes;
   char state[16];   // finished, rejected, unfinished
   char reason[24];  // why rejected ("" otherwise)
 };
@@ -61,6 +67,7 @@ struct InstanceRow {
   int64_t output_tokens;
   int64_t preemptions;
   int64_t prefix_hit_tokens;
+  char role[8];  // mixed, prefill, decode
 };
 
 struct SummaryRow {

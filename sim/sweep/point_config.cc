@@ -73,19 +73,20 @@ int NodesNeeded(const YAML::Node& groups, const std::string& pool_name, int gpus
   return static_cast<int>(used.size());
 }
 
-void ApplyHardwareAndGrow(YAML::Node root, YAML::Node group, const SweepPoint& point) {
+void ApplyHardwareAndGrow(YAML::Node root, YAML::Node group,
+                          const std::optional<std::string>& hardware) {
   const std::optional<std::string> pool_name = ScalarOf(group, "pool");
   if (!pool_name) {
     // An implicit pool: the loader sizes it for the group.
-    if (point.hardware) group["hardware"] = *point.hardware;
+    if (hardware) group["hardware"] = *hardware;
     return;
   }
   const YAML::Node& read = root;
   YAML::Node pool = FindByName(read["node_pools"], *pool_name);
   if (!pool) return;  // the base config loaded, so this does not happen
-  if (point.hardware) {
-    pool["hardware"] = *point.hardware;
-    if (ScalarOf(group, "hardware")) group["hardware"] = *point.hardware;
+  if (hardware) {
+    pool["hardware"] = *hardware;
+    if (ScalarOf(group, "hardware")) group["hardware"] = *hardware;
   }
   int gpus_per_node = IntOf(pool, "gpus_per_node", 0);
   if (gpus_per_node == 0) {
@@ -94,6 +95,29 @@ void ApplyHardwareAndGrow(YAML::Node root, YAML::Node group, const SweepPoint& p
   }
   const int needed = NodesNeeded(read["instance_groups"], *pool_name, gpus_per_node);
   if (needed > IntOf(pool, "nodes", 1)) pool["nodes"] = needed;
+}
+
+// Prefill/decode disaggregation: a colocated point makes the prefill group mixed and drops
+// the decode group; a disaggregated one sets the decode group's TP, replicas and hardware.
+void ApplyServing(YAML::Node root, YAML::Node group, const SweepSpec& spec,
+                  const SweepPoint& point) {
+  if (spec.decode_group.empty()) return;
+  const YAML::Node& read = root;
+  if (point.colocated()) {
+    group.remove(std::string(cluster_settings::kGroupRole.key()));
+    YAML::Node kept(YAML::NodeType::Sequence);
+    for (const YAML::Node& g : read["instance_groups"]) {
+      if (ScalarOf(g, "name") != spec.decode_group) kept.push_back(g);
+    }
+    root["instance_groups"] = kept;
+    return;
+  }
+  YAML::Node decode = FindByName(read["instance_groups"], spec.decode_group);
+  if (!decode) return;  // the spec loaded, so this does not happen
+  if (point.decode_tp) decode[std::string(cluster_settings::kGroupTp.key())] = *point.decode_tp;
+  if (point.decode_replicas)
+    decode[std::string(cluster_settings::kGroupReplicas.key())] = *point.decode_replicas;
+  ApplyHardwareAndGrow(root, decode, point.decode_hardware);
 }
 
 }  // namespace
@@ -133,7 +157,8 @@ std::string PointConfigYaml(const SweepSpec& spec, const SweepPoint& point) {
     if (point.policy) at(gateways, kGatewayPolicy.key()) = *point.policy;
     if (point.capacity_weighted) at(gateways, kCapacityWeighted.key()) = *point.capacity_weighted;
   }
-  ApplyHardwareAndGrow(root, group, point);
+  ApplyServing(root, group, spec, point);
+  ApplyHardwareAndGrow(root, group, point.hardware);
 
   YAML::Emitter out;
   out << root;

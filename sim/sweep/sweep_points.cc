@@ -1,5 +1,9 @@
 #include "sweep/sweep_points.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "core/format.h"
 
 namespace fleetsim {
@@ -26,7 +30,15 @@ constexpr ApplyValue kAxes[] = {
     },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.hardware = a.hardware[i]; },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.rate_scale = a.rate_scale[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.serving = a.serving[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.pd_split = a.pd_split[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.decode_tp = a.decode_tp[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
+      p.decode_hardware = a.decode_hardware[i];
+    },
 };
+// The decode axes (pd_split, decode_tp, decode_hardware): a colocated point ignores them.
+constexpr std::size_t kFirstDecodeAxis = 10;
 
 // The sizes of the axes in kAxes order; 0 for an axis the spec leaves out.
 std::vector<std::size_t> AxisSizes(const SweepAxes& a) {
@@ -38,7 +50,35 @@ std::vector<std::size_t> AxisSizes(const SweepAxes& a) {
           a.policy.size(),
           a.capacity_weighted.size(),
           a.hardware.size(),
-          a.rate_scale.size()};
+          a.rate_scale.size(),
+          a.serving.size(),
+          a.pd_split.size(),
+          a.decode_tp.size(),
+          a.decode_hardware.size()};
+}
+
+// Splits the GPU budget between the prefill and the decode group: replicas of each, or
+// why the point cannot be (a share not a whole number of its group's instances).
+std::optional<std::string> SplitBudget(const SweepSpec& spec, SweepPoint& point) {
+  const int budget = *spec.gpu_budget;
+  const int tp = point.tp.value_or(spec.base_tp);
+  if (point.colocated()) {
+    if (budget % tp != 0)
+      return "gpu_budget " + std::to_string(budget) + " is not a multiple of TP " +
+             std::to_string(tp);
+    point.replicas = budget / tp;
+    return std::nullopt;
+  }
+  const auto [p, d] = ParsePdSplit(point.pd_split.value_or("1:1")).value_or(std::make_pair(1, 1));
+  const int decode_tp = point.decode_tp.value_or(spec.base_decode_tp);
+  const int prefill_gpus = budget * p / (p + d);
+  if (budget * p % (p + d) != 0 || prefill_gpus % tp != 0 || (budget - prefill_gpus) % decode_tp)
+    return "gpu_budget " + std::to_string(budget) + " split " + std::to_string(p) + ":" +
+           std::to_string(d) + " is not whole instances of TP " + std::to_string(tp) +
+           " (prefill) and TP " + std::to_string(decode_tp) + " (decode)";
+  point.replicas = prefill_gpus / tp;
+  point.decode_replicas = (budget - prefill_gpus) / decode_tp;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -53,12 +93,31 @@ SweepPoints ExpandPoints(const SweepSpec& spec) {
     SweepPoint point;
     // Mixed radix, the last axis fastest.
     std::size_t rest = c;
+    bool decode_axes_moved = false;  // a decode axis past its first value
     for (std::size_t a = sizes.size(); a-- > 0;) {
       if (sizes[a] == 0) continue;
       kAxes[a](spec.axes, rest % sizes[a], point);
+      decode_axes_moved |= a >= kFirstDecodeAxis && rest % sizes[a] != 0;
       rest /= sizes[a];
     }
-    if (spec.gpu_budget) {
+    if (point.colocated()) {
+      const std::string without_decode = DescribePoint(point);
+      point.pd_split.reset();
+      point.decode_tp.reset();
+      point.decode_hardware.reset();
+      if (decode_axes_moved) {
+        out.skipped.push_back(without_decode +
+                              ": colocated serving has no decode group (the point with the "
+                              "decode axes' first values runs it)");
+        continue;
+      }
+    }
+    if (spec.gpu_budget && !spec.decode_group.empty()) {
+      if (const auto why = SplitBudget(spec, point)) {
+        out.skipped.push_back(DescribePoint(point) + ": " + *why);
+        continue;
+      }
+    } else if (spec.gpu_budget) {
       const int tp = point.tp.value_or(spec.base_tp);
       if (*spec.gpu_budget % tp != 0) {
         out.skipped.push_back(DescribePoint(point) + ": gpu_budget " +
@@ -91,6 +150,11 @@ std::string DescribePoint(const SweepPoint& p) {
   if (p.capacity_weighted) add("capacity_weighted", flag(*p.capacity_weighted));
   if (p.hardware) add("hardware", fs::path(*p.hardware).stem().string());
   if (p.rate_scale) add("rate_scale", Significant(*p.rate_scale));
+  if (p.serving) add("serving", *p.serving);
+  if (p.pd_split) add("pd_split", *p.pd_split);
+  if (p.decode_tp) add("decode_tp", std::to_string(*p.decode_tp));
+  if (p.decode_replicas) add("decode_replicas", std::to_string(*p.decode_replicas));
+  if (p.decode_hardware) add("decode_hardware", fs::path(*p.decode_hardware).stem().string());
   return text.empty() ? "base" : text;
 }
 

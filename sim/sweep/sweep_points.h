@@ -1,6 +1,7 @@
 // The points of a sweep: the cartesian product of its axes, in the fixed axis order tp,
 // enable_prefix_caching, max_num_batched_tokens, max_num_seqs, policy, capacity_weighted,
-// hardware, rate_scale (the last varies fastest). With a gpu_budget each point's replicas
+// hardware, rate_scale, serving, pd_split, decode_tp, decode_hardware (the last varies
+// fastest). With a gpu_budget each point's replicas
 // are gpu_budget / tp; a combination whose TP does not divide the budget is skipped (and
 // listed), so the points are numbered 0..N-1 without gaps.
 //
@@ -31,6 +32,14 @@ struct SweepPoint {
   std::optional<bool> capacity_weighted;
   std::optional<std::string> hardware;
   std::optional<double> rate_scale;
+  // Prefill/decode disaggregation: colocated serves on the prefill group alone, made mixed
+  // (the decode group is dropped); else the budget is split P:D between the two groups.
+  std::optional<std::string> serving;
+  std::optional<std::string> pd_split;
+  std::optional<int> decode_tp;
+  std::optional<int> decode_replicas;
+  std::optional<std::string> decode_hardware;
+  bool colocated() const { return serving == "colocated"; }
 
   double RateScale() const { return rate_scale.value_or(1.0); }
 };

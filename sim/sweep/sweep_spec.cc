@@ -108,13 +108,60 @@ int GpusPerNode(const YAML::Node& base, const InstanceGroupConfig& group,
   return static_cast<int>(hardware.gpus_per_node.value);
 }
 
+// A hardware axis value: a catalog name, or a path to a hardware file (made absolute).
+std::string ReadHardwareValue(const YamlSection& axes, const fs::path& spec_dir,
+                              const AxisValue<std::string>& v, HardwareSpec* loaded = nullptr) {
+  std::string name = v.value;
+  if (name.find('/') != std::string::npos) name = Resolve(spec_dir, name);
+  try {
+    const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), name);
+    if (loaded) *loaded = hardware;
+  } catch (const InputError& e) {
+    throw InputError(axes.file(), v.line, v.field,
+                     e.line() > 0 ? std::string(e.what())
+                                  : "unknown hardware '" + v.value +
+                                        "' (catalog: " + Join(HardwareNames(HardwareCatalogDir())) +
+                                        "; or a path to a hardware YAML file)");
+  }
+  return name;
+}
+
+// serving, pd_split, decode_tp, decode_hardware: only with a decode_group.
+void ReadDisaggregationAxes(const YamlSection& axes, const fs::path& spec_dir, SweepSpec& spec) {
+  for (const char* key : {"serving", "pd_split", "decode_tp", "decode_hardware"}) {
+    if (axes.Has(key) && spec.decode_group.empty())
+      axes.Fail(key, "needs decode_group: the base's decode group (and group: its prefill group)");
+  }
+  for (const AxisValue<std::string>& v : ReadAxis<std::string>(axes, "serving")) {
+    if (v.value != "colocated" && v.value != "disaggregated")
+      throw InputError(axes.file(), v.line, v.field,
+                       "unknown serving '" + v.value + "' (accepted: colocated, disaggregated)");
+    spec.axes.serving.push_back(v.value);
+  }
+  for (const AxisValue<std::string>& v : ReadAxis<std::string>(axes, "pd_split")) {
+    if (!ParsePdSplit(v.value))
+      throw InputError(axes.file(), v.line, v.field,
+                       "expected 'P:D', two positive integers (the prefill and decode shares of "
+                       "gpu_budget), got '" +
+                           v.value + "'");
+    spec.axes.pd_split.push_back(v.value);
+  }
+  const auto decode_tp = ReadAxis<int>(axes, "decode_tp");
+  CheckAxis(axes, decode_tp, cluster_settings::kGroupTp);
+  spec.axes.decode_tp = Values(decode_tp);
+  for (const AxisValue<std::string>& v : ReadAxis<std::string>(axes, "decode_hardware"))
+    spec.axes.decode_hardware.push_back(ReadHardwareValue(axes, spec_dir, v));
+}
+
 void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Node& base_yaml,
               const ClusterConfig& base, const InstanceGroupConfig& group, SweepSpec& spec) {
   using namespace cluster_settings;
   using namespace engine_settings;
   axes.RejectUnknownKeys({kGroupTp.key(), kEnablePrefixCaching.key(), kMaxNumBatchedTokens.key(),
                           kMaxNumSeqs.key(), kBlockSize.key(), kGatewayPolicy.key(),
-                          kCapacityWeighted.key(), "hardware", "rate_scale"});
+                          kCapacityWeighted.key(), "hardware", "rate_scale", "serving", "pd_split",
+                          "decode_tp", "decode_hardware"});
+  ReadDisaggregationAxes(axes, spec_dir, spec);
   const auto tp = ReadAxis<int>(axes, kGroupTp.key());
   const auto caching = ReadAxis<bool>(axes, kEnablePrefixCaching.key());
   const auto batched = ReadAxis<int>(axes, kMaxNumBatchedTokens.key());
@@ -143,18 +190,9 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   // Each hardware must exist, and every TP must fit one of its nodes.
   std::vector<std::pair<HardwareSpec, std::string>> pools;  // hardware, and where it is named
   for (const AxisValue<std::string>& v : hardware) {
-    std::string name = v.value;
-    if (name.find('/') != std::string::npos) name = Resolve(spec_dir, name);
-    try {
-      pools.emplace_back(LoadHardware(HardwareCatalogDir(), name), v.field);
-    } catch (const InputError& e) {
-      throw InputError(axes.file(), v.line, v.field,
-                       e.line() > 0 ? std::string(e.what())
-                                    : "unknown hardware '" + v.value + "' (catalog: " +
-                                          Join(HardwareNames(HardwareCatalogDir())) +
-                                          "; or a path to a hardware YAML file)");
-    }
-    spec.axes.hardware.push_back(name);
+    HardwareSpec loaded;
+    spec.axes.hardware.push_back(ReadHardwareValue(axes, spec_dir, v, &loaded));
+    pools.emplace_back(std::move(loaded), v.field);
   }
   if (pools.empty()) {
     for (const NodePoolConfig& pool : base.pools) {
@@ -244,6 +282,24 @@ const InstanceGroupConfig& PickGroup(const YamlSection& doc, const ClusterConfig
 
 }  // namespace
 
+std::optional<std::pair<int, int>> ParsePdSplit(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto number = [](std::string_view digits) -> std::optional<int> {
+    if (digits.empty() || digits.size() > 6) return std::nullopt;
+    int value = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    return value > 0 ? std::optional<int>(value) : std::nullopt;
+  };
+  const auto p = number(text.substr(0, colon));
+  const auto d = number(text.substr(colon + 1));
+  if (!p || !d) return std::nullopt;
+  return std::make_pair(*p, *d);
+}
+
 std::string_view SweepObjectiveName(SweepObjective objective) {
   for (const auto& [o, name] : kObjectiveNames) {
     if (o == objective) return name;
@@ -256,8 +312,8 @@ SweepSpec LoadSweepSpec(const std::string& path) {
   if (!doc.node().IsMap()) {
     throw InputError(path, doc.line(), "", "expected a mapping of sweep spec keys");
   }
-  doc.RejectUnknownKeys({"name", "base", "group", "workload", "format", "window", "seed",
-                         "gpu_budget", "axes", "objective"});
+  doc.RejectUnknownKeys({"name", "base", "group", "decode_group", "workload", "format", "window",
+                         "seed", "gpu_budget", "axes", "objective"});
   SweepSpec spec;
   spec.file = path;
   const fs::path spec_dir = fs::absolute(path).parent_path();
@@ -298,6 +354,20 @@ SweepSpec LoadSweepSpec(const std::string& path) {
   const InstanceGroupConfig& group = PickGroup(doc, base, spec);
   spec.base_tp = group.engine.tensor_parallel_size;
   spec.base_replicas = group.replicas;
+  if (auto decode = doc.Find<std::string>("decode_group")) {
+    const InstanceGroupConfig* found = nullptr;
+    for (const InstanceGroupConfig& g : base.groups) {
+      if (g.name == *decode) found = &g;
+    }
+    if (!found || found->role != InstanceRole::kDecode)
+      doc.Fail("decode_group", "no decode group '" + *decode + "' in " + spec.base);
+    if (group.role != InstanceRole::kPrefill)
+      doc.Fail("group", "with decode_group, the prefill group of " + spec.base + " ('" +
+                            spec.group + "' has role " + std::string(InstanceRoleName(group.role)) +
+                            ")");
+    spec.decode_group = *decode;
+    spec.base_decode_tp = found->engine.tensor_parallel_size;
+  }
 
   if (auto objective = doc.FindChild("objective")) ReadObjective(*objective, spec);
   if (auto axes = doc.FindChild("axes")) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace fleetsim {
@@ -50,6 +51,12 @@ struct SweepAxes {
   std::vector<bool> capacity_weighted;
   std::vector<std::string> hardware;  // catalog names, or absolute paths to hardware files
   std::vector<double> rate_scale;
+  // Prefill/decode disaggregation (docs/SWEEPS.md): `group` is the prefill group and
+  // `decode_group` the decode group of the base.
+  std::vector<std::string> serving;   // colocated, disaggregated
+  std::vector<std::string> pd_split;  // "P:D": the GPU budget's share of each
+  std::vector<int> decode_tp;
+  std::vector<std::string> decode_hardware;
 };
 
 struct SweepSpec {
@@ -57,9 +64,11 @@ struct SweepSpec {
   std::string name;
   std::string base;  // the base cluster config, absolute
   std::string group;
-  int base_tp = 1;        // the group's TP in the base config
-  int base_replicas = 1;  // and its replicas
-  std::string workload;   // absolute
+  int base_tp = 1;           // the group's TP in the base config
+  int base_replicas = 1;     // and its replicas
+  std::string decode_group;  // "" unless the spec names one
+  int base_decode_tp = 1;
+  std::string workload;  // absolute
   std::string format = "auto";
   std::optional<double> duration_s;
   std::optional<int64_t> num_requests;
@@ -69,6 +78,9 @@ struct SweepSpec {
   SweepObjective objective = SweepObjective::kGoodputPerGpu;
   RateSearch rate_search;  // objective max_rate only
 };
+
+// "P:D" (two positive integers) as the pair; nullopt otherwise.
+std::optional<std::pair<int, int>> ParsePdSplit(std::string_view text);
 
 // Reads and checks a sweep spec, including that the base cluster config loads and holds
 // the group. Throws InputError naming file, line and key.

@@ -517,5 +517,87 @@ TEST_F(MultiModelCli, ModelErrorsAreOneLocatedLine) {
   EXPECT_EQ(r.err, "fleetsim: error: " + Path("trace.jsonl") + ":2: model: must not be empty\n");
 }
 
+// Prefill/decode disaggregation on the synthetic Llama-3.1-8B bundle: two TP 1 prefill
+// instances (ids 0-1) and two decode instances (2-3), each group on an implicit H100 pool
+// of its own, so every KV transfer crosses the network (docs/DISAGGREGATION.md).
+class PrefillDecodeCli : public RunCli {
+ protected:
+  void SetUp() override {
+    RunCli::SetUp();
+    testing::WriteDenseBundle(bundle_);
+    group_ = "    model: llama-3.1-8b\n    hardware: H100-SXM\n    bundle: " + bundle_.dir() +
+             "\n    engine: {num_gpu_blocks: 400}\n    replicas: 2\n";
+    std::string trace;
+    for (int i = 0; i < 12; ++i) {
+      trace += "{\"arrival_s\": " + std::to_string(0.05 * i) +
+               ", \"input_tokens\": 100, \"output_tokens\": " + std::to_string(3 + i % 4) + "}\n";
+    }
+    Write("trace.jsonl", trace);
+  }
+  testing::CommandResult Run(const std::string& cluster) {
+    Write("cluster.yaml", cluster);
+    return RunFleetsim("run --quiet --cluster " + Path("cluster.yaml") + " --workload " +
+                       Path("trace.jsonl") + " --output " + Path("pd.h5"));
+  }
+  testing::SyntheticBundle bundle_;
+  std::string group_;
+};
+
+TEST_F(PrefillDecodeCli, EveryRequestGoesFromAPrefillToADecodeInstanceInTimeOrder) {
+  const auto r = Run("instance_groups:\n  - name: p\n    role: prefill\n" + group_ +
+                     "  - name: d\n    role: decode\n" + group_ +
+                     "gateways: {count: 1, policy: round_robin, decode_policy: round_robin}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("pd.h5")).exit_code, 0);
+  const auto requests = Csv("pd.requests.csv");
+  ASSERT_EQ(requests.size(), 12u);
+  // Default latencies: 500 us gateway -> instance and instance -> client.
+  constexpr int64_t kHop = 500'000;
+  // 100 tokens fill 7 blocks of 16: 112 tokens x 131,072 B (32 layers x 8 KV heads x 128 x
+  // K, V x 2 B); over one 50 GB/s NIC pair: 293,601.28 ns, rounded up, + NCCL's 9.6 us.
+  constexpr int64_t kBytes = 112 * 131'072;
+  constexpr int64_t kTransfer = 293'602 + 9'600;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& row = requests[i];
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(row.at("id"), std::to_string(i));
+    EXPECT_EQ(row.at("state"), "finished");
+    EXPECT_EQ(row.at("prefill_instance"), std::to_string(i % 2));
+    EXPECT_EQ(row.at("decode_instance"), std::to_string(2 + i % 2));
+    EXPECT_EQ(row.at("instance"), row.at("decode_instance"));
+    EXPECT_EQ(row.at("output_tokens"), std::to_string(3 + i % 4));
+    EXPECT_EQ(std::stoll(row.at("transfer_bytes")), kBytes);
+    const int64_t arrival = std::stoll(row.at("arrival_ns"));
+    const int64_t start = std::stoll(row.at("transfer_start_ns"));
+    const int64_t end = std::stoll(row.at("transfer_end_ns"));
+    const int64_t first_token = std::stoll(row.at("first_token_ns"));  // at the client
+    EXPECT_EQ(end - start, kTransfer);
+    // The prefill instance's first token goes to the gateway and on to the decode instance.
+    const int64_t prefill_token = start - 2 * kHop;
+    EXPECT_GT(prefill_token, arrival + kHop);
+    EXPECT_LE(end, first_token - kHop);
+    EXPECT_LE(first_token, std::stoll(row.at("finish_ns")));
+  }
+  const auto instances = Csv("pd.instances.csv");
+  ASSERT_EQ(instances.size(), 4u);
+  EXPECT_EQ(instances[0].at("role"), "prefill");
+  EXPECT_EQ(instances[3].at("role"), "decode");
+}
+
+TEST_F(PrefillDecodeCli, AFleetWithoutItsOtherHalfIsOneLocatedLine) {
+  auto r = Run("instance_groups:\n  - name: p\n    role: prefill\n" + group_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "fleetsim: error: " + Path("cluster.yaml") +
+                       ":3: instance_groups.p.role: prefill needs a decode group serving "
+                       "'llama-3.1-8b', and no group is one (a prefill group hands every request "
+                       "to one)\n");
+  ExpectNothingWritten("pd.h5");
+  r = Run("instance_groups:\n  - name: m\n" + group_ + "  - name: d\n    role: decode\n" + group_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cluster.yaml:9: instance_groups.d.role: decode needs a prefill group"),
+            std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace fleetsim

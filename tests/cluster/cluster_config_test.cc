@@ -406,6 +406,28 @@ TEST(ClusterConfigErrors, UnknownPolicyListsThePolicies) {
     EXPECT_TRUE(Mentions(e, name)) << e.what();
 }
 
+TEST(ClusterConfig, PrefillDecodeExampleLoads) {
+  const ClusterConfig config = LoadClusterConfig(ProjectFile("cluster_configs/pd_llama8b.yaml"));
+  ASSERT_EQ(config.groups.size(), 2u);
+  EXPECT_EQ(config.groups[0].role, InstanceRole::kPrefill);
+  EXPECT_EQ(config.groups[1].role, InstanceRole::kDecode);
+  EXPECT_TRUE(config.disaggregated());
+  EXPECT_EQ(config.gateways.decode_policy, RoutingPolicy::kLeastKv);
+  EXPECT_EQ(config.gateways.router.policy, RoutingPolicy::kLeastOutstanding);
+  EXPECT_FALSE(Load(kTwoPools).disaggregated());
+  EXPECT_EQ(Load(kTwoPools).groups[0].role, InstanceRole::kMixed);
+}
+
+TEST(ClusterConfigErrors, UnknownRoleAndDecodePolicy) {
+  const InputError role = LoadError(
+      "instance_groups:\n  - {name: p, model: llama-3.1-8b, hardware: H100-SXM, role: both}\n", 2,
+      "instance_groups[0].role");
+  EXPECT_TRUE(Mentions(role, "mixed, prefill, decode")) << role.what();
+  const InputError policy =
+      LoadError(kTwoPools + "gateways:\n  decode_policy: fastest\n", 7, "gateways.decode_policy");
+  EXPECT_TRUE(Mentions(policy, "least_kv")) << policy.what();
+}
+
 TEST(ClusterConfigErrors, Latency) {
   LoadError(kTwoPools + "latency: {gateway_to_instance_us: 0}\n", 6,
             "latency.gateway_to_instance_us");

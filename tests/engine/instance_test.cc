@@ -274,8 +274,10 @@ TEST(Instance, EveryArrivalEndsOnceAndPreemptionsHappenOnATightPool) {
   EXPECT_GT(Preemptions(outcome), 0);
 }
 
-// Arrivals out of time order are a bug of the caller (the fleet delivers in order): they throw.
-TEST(Instance, AnArrivalBeforeThePreviousOneThrows) {
+// Arrivals are taken in (time, id) order whatever order they are handed over in (a decode
+// instance's come from KV transfers of different lengths); one before a request the
+// instance already admitted is a bug of the caller and throws.
+TEST(Instance, ArrivalsAreTakenInTimeOrderNeverBeforeOneAdmitted) {
   testing::SyntheticBundle bundle;
   testing::WriteDenseBundle(bundle);
   const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), false, 80);
@@ -289,7 +291,58 @@ TEST(Instance, AnArrivalBeforeThePreviousOneThrows) {
     return r;
   };
   instance->Arrive(request(0), 2'000);
-  EXPECT_THROW(instance->Arrive(request(1), 1'000), std::logic_error);
+  instance->Arrive(request(1), 1'000);
+  instance->RunUntil(kNever);
+  const std::vector<RequestRecord> records = instance->TakeRecords();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].id, 1);
+  EXPECT_EQ(records[0].first_scheduled, 1'000);
+  EXPECT_EQ(records[1].id, 0);
+  EXPECT_THROW(instance->Arrive(request(2), 1'500), std::logic_error);
+}
+
+// A prefill instance hands a request over at its first token and keeps its blocks until
+// the hook says its KV is sent; a request waiting for those blocks starts right then.
+TEST(Instance, AHandedOffRequestHoldsItsBlocksUntilSent) {
+  testing::SyntheticBundle bundle;
+  testing::WriteDenseBundle(bundle);
+  // 9 usable blocks of 16 tokens: a 100-token prompt takes 7, so two never fit together.
+  const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), false, 10);
+  std::unique_ptr<Instance> instance = setup.MakeInstance();
+  constexpr SimTime kSendTakes = 5'000'000;
+  SimTime sent = kNever;
+  instance->OnHandOff([&](const Request& request, const RequestRecord& record) {
+    EXPECT_EQ(request.id, 0);
+    EXPECT_EQ(record.output_tokens, 0);  // the record is filled in when it settles
+    EXPECT_NE(record.first_token, kNever);
+    sent = record.first_token + kSendTakes;
+    return sent;
+  });
+  auto request = [](int64_t id) {
+    auto r = std::make_unique<Request>();
+    r->id = id;
+    r->name = "r" + std::to_string(id);
+    r->prompt_tokens = 100;
+    r->max_output_tokens = 1;
+    return r;
+  };
+  std::unique_ptr<Request> p = request(0);
+  p->remote_decode = true;
+  instance->Arrive(std::move(p), 0);
+  instance->Arrive(request(1), 1);
+  instance->RunUntil(1);
+  ASSERT_NE(sent, kNever);
+  EXPECT_EQ(instance->num_sending(), 1);
+  EXPECT_EQ(instance->kv_cache().num_free_blocks(), 9 - 7);
+  instance->RunUntil(kNever);
+  EXPECT_EQ(instance->num_sending(), 0);
+  EXPECT_EQ(instance->kv_cache().num_free_blocks(), 9);
+  const std::vector<RequestRecord> records = instance->TakeRecords();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(records[0].handed_off);
+  EXPECT_EQ(records[0].output_tokens, 1);
+  EXPECT_FALSE(records[1].handed_off);
+  EXPECT_EQ(records[1].first_scheduled, sent);
 }
 
 }  // namespace

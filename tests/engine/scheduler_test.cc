@@ -54,6 +54,54 @@ TEST(Scheduler, WaitingRequestFlooredToZeroEndsAdmission) {
   EXPECT_EQ(engine.scheduler().waiting().front()->name, "b");
 }
 
+// Prefill/decode disaggregation as vLLM's KV connector runs it (docs/DISAGGREGATION.md).
+// A decode instance admits a request whose prompt a prefill instance computed with blocks
+// for the whole prompt, all but its last token counted computed (scheduler.py
+// _update_waiting_for_remote_kv): one 1-token chunk samples the first token, then decodes.
+TEST(Scheduler, ARemotePrefilledRequestRunsOnlyItsLastPromptToken) {
+  // Dense, block 16, 19 usable blocks: a 100-token prompt holds ceil(100 / 16) = 7.
+  EngineHarness engine("llama-3.1-8b", Dense(false), 20);
+  Request* d = engine.Make("d", 100, 3);
+  d->remote_prefilled = true;
+  engine.scheduler().Add(d);
+  EXPECT_EQ(EngineHarness::Chunks(engine.Step()), (Chunks{"d:1@99"}));
+  EXPECT_EQ(d->num_output, 1);
+  EXPECT_EQ(engine.kv().num_free_blocks(), 19 - 7);
+  EXPECT_EQ(engine.RunToIdle(), (std::vector<Chunks>{{"d:1@100"}, {"d:1@101"}}));
+  EXPECT_EQ(d->state, RequestState::kFinished);
+  EXPECT_EQ(engine.kv().num_free_blocks(), 19);
+}
+
+// Preempted on the decode instance, it recomputes its whole sequence there, as vLLM does
+// (the remote KV is gone with its blocks).
+TEST(Scheduler, APreemptedRemotePrefilledRequestRecomputesEverything) {
+  Request request;
+  request.prompt_tokens = 100;
+  request.remote_prefilled = true;
+  EXPECT_EQ(ComputedAtAdmission(request, 32), 99);
+  request.num_preemptions = 1;
+  EXPECT_EQ(ComputedAtAdmission(request, 32), 32);
+  request.remote_prefilled = false;
+  request.num_preemptions = 0;
+  EXPECT_EQ(ComputedAtAdmission(request, 32), 32);
+}
+
+// A prefill instance's request (max_tokens = 1) finishes with its first token and keeps
+// its blocks (vLLM's delay_free_blocks) until the instance frees them once sent.
+TEST(Scheduler, APrefillInstancesRequestKeepsItsBlocksWhenItFinishes) {
+  EngineHarness engine("llama-3.1-8b", Dense(false), 20);
+  Request* p = engine.Make("p", 100, 1);
+  p->remote_decode = true;
+  engine.scheduler().Add(p);
+  EXPECT_EQ(EngineHarness::Chunks(engine.Step()), (Chunks{"p:100@0"}));
+  ASSERT_EQ(engine.finished().size(), 1u);
+  EXPECT_EQ(p->state, RequestState::kFinished);
+  EXPECT_TRUE(engine.scheduler().idle());
+  EXPECT_EQ(engine.kv().num_free_blocks(), 19 - 7);
+  engine.kv().Free(*p);
+  EXPECT_EQ(engine.kv().num_free_blocks(), 19);
+}
+
 TEST(Scheduler, PreemptsTheLastRunningRequestWhichResumesByRecompute) {
   // Dense, prefix caching off, block 16, 5 usable blocks: two 32-token prompts take 4.
   EngineHarness engine("llama-3.1-8b", Dense(false), 6);

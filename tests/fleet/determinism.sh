@@ -8,8 +8,11 @@
 #                for: a<i> llama-3.1-8b, b<i> llama-3.1-70b, n<i> none, x<i> qwen3-32b
 #                (which no group serves). Each must land on its model's groups (none: any;
 #                qwen3-32b: rejected, no_model) before the layouts are compared.
+#   pd           cluster_configs/pd_llama8b.yaml (4 prefill, 6 decode instances), long
+#                prompts sharing prefixes: every request goes from a prefill instance to
+#                a decode instance with its times in order before the layouts are compared.
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
-#                  [default|multi_model]
+#                  [default|multi_model|pd]
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5 fleet=${6:-default}
@@ -41,8 +44,21 @@ case $fleet in
       }
     }' > "$workload"
     ;;
+  pd)
+    cluster=$source/cluster_configs/pd_llama8b.yaml
+    workload=$work/pd.jsonl
+    expected_rows=1000 expected_instances=10
+    # 50 requests/s for 20 s of long prompts; 30 conversations share prefixes.
+    awk 'BEGIN {
+      for (i = 0; i < 1000; i++) {
+        s = i % 30
+        printf "{\"id\": \"p%d\", \"arrival_s\": %.2f, \"input_tokens\": %d, \"output_tokens\": %d, \"block_hashes\": [%d, %d], \"hash_block_size\": 16}\n",
+          i, i * 0.02, 500 + (i * 389) % 3500, 10 + (i * 53) % 300, s + 1, 1000 + s * 3 + int(i / 30) % 3
+      }
+    }' > "$workload"
+    ;;
   *)
-    echo "unknown fleet '$fleet' (default, multi_model)"
+    echo "unknown fleet '$fleet' (default, multi_model, pd)"
     exit 2
     ;;
 esac
@@ -89,5 +105,32 @@ if [[ $fleet == multi_model ]]; then
   done
   echo "  every request on its model's groups; $unserved for qwen3-32b rejected (no_model)"
 fi
+
+if [[ $fleet == pd ]]; then
+  # /requests: ..., prefill_instance, decode_instance, transfer_start_ns, transfer_end_ns,
+  # transfer_bytes, state, reason. Instances 0-3 prefill, 4-9 decode. Every request that
+  # reached a decode instance came from a prefill one, and its times are ordered: arrival
+  # at the gateway < transfer start < transfer end < first token at the client <= finish.
+  broken=$(awk -F, 'NR == 1 { for (c = 1; c <= NF; ++c) col[$c] = c; next }
+      {
+        instance = $col["instance"]; p = $col["prefill_instance"]; d = $col["decode_instance"]
+        start = $col["transfer_start_ns"]; end = $col["transfer_end_ns"]; state = $col["state"]
+        if (d >= 0) {
+          if (p < 0 || p > 3 || d < 4 || d > 9 || d != instance || $col["transfer_bytes"] <= 0) print
+          if (!($col["arrival_ns"] < start && start < end)) print
+          if (state == "finished" && !(end < $col["first_token_ns"] && $col["first_token_ns"] <= $col["finish_ns"])) print
+        } else if (instance >= 0 && (p != instance || p > 3 || state == "finished")) print
+      }' "$work/single.requests.csv" | head -3)
+  if [[ -n $broken ]]; then
+    echo "requests that broke the prefill/decode path:"
+    echo "$broken"
+    exit 1
+  fi
+  handed=$(awk -F, 'NR == 1 { for (c = 1; c <= NF; ++c) if ($c == "decode_instance") d = c; next }
+      $d >= 0' "$work/single.requests.csv" | wc -l)
+  [[ $handed -gt 0 ]] || { echo "no request reached a decode instance"; exit 1; }
+  echo "  $handed requests went from a prefill to a decode instance, in order"
+fi
+
 
 same_at_layouts "$work" 1:1 2:1 2:2 3:1 4:2

@@ -44,6 +44,57 @@ TEST(SweepPoints, CartesianProductLastAxisFastestInFixedKeyOrder) {
             }));
 }
 
+// Prefill/decode disaggregation: the GPU budget split P:D between the prefill and the
+// decode group; colocated serving once (the decode axes do not apply to it), on the
+// prefill group alone, made mixed.
+TEST(SweepPoints, PrefillDecodeSplitsTheBudgetAndColocatedRunsOnce) {
+  SweepDir dir("points-pd");
+  dir.Write("pd.yaml", R"(node_pools:
+  - {name: gpus, hardware: H100-SXM, nodes: 2}
+instance_groups:
+  - {name: p, role: prefill, model: llama-3.1-8b, pool: gpus, tp: 1, replicas: 2}
+  - {name: d, role: decode, model: llama-3.1-8b, pool: gpus, tp: 2, replicas: 2}
+)");
+  const SweepSpec spec = LoadSweepSpec(dir.Write(
+      "s.yaml",
+      "base: pd.yaml\ngroup: p\ndecode_group: d\nworkload: traffic.yaml\ngpu_budget: 16\n"
+      "axes:\n  tp: [2]\n  serving: [colocated, disaggregated]\n  pd_split: ['1:1', '1:3', "
+      "'1:2']\n  decode_tp: [4]\n"));
+  const SweepPoints sweep = ExpandPoints(spec);
+  // 16 GPUs: colocated 8 x TP 2; 1:1 = 8 prefill GPUs (4 x TP 2) and 8 decode (2 x TP 4);
+  // 1:3 = 4 (2 x TP 2) and 12 (3 x TP 4); 1:2 does not split 16.
+  EXPECT_EQ(Describe(sweep),
+            (std::vector<std::string>{
+                "0: tp=2 replicas=8 serving=colocated",
+                "1: tp=2 replicas=4 serving=disaggregated pd_split=1:1 decode_tp=4 "
+                "decode_replicas=2",
+                "2: tp=2 replicas=2 serving=disaggregated pd_split=1:3 decode_tp=4 "
+                "decode_replicas=3",
+            }));
+  ASSERT_EQ(sweep.skipped.size(), 3u);
+  EXPECT_NE(sweep.skipped[0].find("colocated serving has no decode group"), std::string::npos);
+  EXPECT_NE(sweep.skipped[2].find("split 1:2 is not whole instances"), std::string::npos);
+
+  // The colocated point's config: one mixed group of 8; the split one's: both groups.
+  const ClusterConfig colocated = [&] {
+    const std::string path = dir.Write("p0.yaml", PointConfigYaml(spec, sweep.points[0]));
+    return LoadClusterConfig(path);
+  }();
+  ASSERT_EQ(colocated.groups.size(), 1u);
+  EXPECT_EQ(colocated.groups[0].role, InstanceRole::kMixed);
+  EXPECT_EQ(colocated.groups[0].replicas, 8);
+  const ClusterConfig split = [&] {
+    const std::string path = dir.Write("p2.yaml", PointConfigYaml(spec, sweep.points[2]));
+    return LoadClusterConfig(path);
+  }();
+  ASSERT_EQ(split.groups.size(), 2u);
+  EXPECT_EQ(split.groups[0].role, InstanceRole::kPrefill);
+  EXPECT_EQ(split.groups[0].replicas, 2);
+  EXPECT_EQ(split.groups[1].role, InstanceRole::kDecode);
+  EXPECT_EQ(split.groups[1].replicas, 3);
+  EXPECT_EQ(split.groups[1].engine.tensor_parallel_size, 4);
+}
+
 TEST(SweepPoints, NoAxesIsOneBasePoint) {
   SweepDir dir("points-base");
   const SweepSpec spec =
