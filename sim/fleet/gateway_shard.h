@@ -53,6 +53,13 @@ class GatewayShard {
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);
 
+  // Checkpoints (docs/CHECKPOINT.md), by gateway id: the ids held here, and gateway `id`'s
+  // routers saved or loaded (Load only for a gateway held here, into routers built alike).
+  std::vector<int32_t> ids() const;
+  bool Holds(int32_t id) const;
+  void SaveGateway(int32_t id, CheckpointWriter& w) const;
+  void LoadGateway(int32_t id, CheckpointReader& r);
+
  private:
   struct Gateway {
     int32_t id = 0;
