@@ -1,5 +1,6 @@
 #include "fleet/checkpoint_files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -96,7 +97,11 @@ CheckpointManifest ReadCheckpointManifest(const std::string& dir) {
     throw InputError(path, 0, "manifest",
                      "no checkpoint here (the manifest is missing: was it written by `fleetsim "
                      "run --checkpoint`?)");
-  std::istringstream in(ReadWhole(path));
+  const std::string whole = ReadWhole(path);
+  if (!whole.empty() && whole.back() != '\n')
+    throw InputError(path, static_cast<int>(std::count(whole.begin(), whole.end(), '\n')) + 1,
+                     "format", "ends mid-line (truncated manifest?)");
+  std::istringstream in(whole);
   CheckpointManifest m;
   std::map<std::string, int> seen;
   std::string text;

@@ -4,12 +4,12 @@
 // pools (preemptions) and roomy ones, cut inside decode runs and between steps. A saved
 // state loaded and saved again gives the same bytes (nothing saved is dropped on load),
 // and a truncated or corrupt one is one located InputError, never a crash.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/checkpoint_io.h"
 #include "core/input_error.h"
@@ -48,8 +48,11 @@ std::vector<Arrival> Traffic(uint32_t seed, int64_t block, int requests) {
   SimTime t = 0;
   for (int i = 0; i < requests; ++i) {
     t += static_cast<SimTime>(rng() % 20'000'000);
-    Arrival a{t, i, 1 + static_cast<int64_t>(rng() % (4 * static_cast<uint32_t>(block))),
-              1 + static_cast<int64_t>(rng() % 500), {}};
+    Arrival a{t,
+              i,
+              1 + static_cast<int64_t>(rng() % (4 * static_cast<uint32_t>(block))),
+              1 + static_cast<int64_t>(rng() % 500),
+              {}};
     const BlockHash family = rng() % 4;
     for (int64_t b = 0; b < a.prompt / block; ++b)
       a.hashes.push_back(family * 100 + static_cast<BlockHash>(b) + 1);
@@ -58,23 +61,22 @@ std::vector<Arrival> Traffic(uint32_t seed, int64_t block, int requests) {
   return arrivals;
 }
 
-struct Run {
+struct EngineRun {
   std::unique_ptr<Instance> engine;
   std::vector<StepRecord> steps;
   std::vector<RequestRecord> records;
 };
 
-void Attach(Run& run) {
+void Attach(EngineRun& run) {
   run.engine->OnStep([&run](const StepRecord& s) { run.steps.push_back(s); });
 }
 
 // Hands over the arrivals before `until` from `next` on, advancing in windows of `window`.
-void AdvanceTo(Run& run, const std::vector<Arrival>& arrivals, std::size_t& next, SimTime until,
-               SimTime window) {
+void AdvanceTo(EngineRun& run, const std::vector<Arrival>& arrivals, std::size_t& next,
+               SimTime until, SimTime window) {
   SimTime t = run.engine->now();
   while (true) {
-    const SimTime stop =
-        std::min(until, next < arrivals.size() ? arrivals[next].time : until);
+    const SimTime stop = std::min(until, next < arrivals.size() ? arrivals[next].time : until);
     for (SimTime w = (t / window + 1) * window; w < stop; w += window)
       run.engine->RunUntil(w);
     run.engine->RunUntil(stop);
@@ -93,7 +95,7 @@ void AdvanceTo(Run& run, const std::vector<Arrival>& arrivals, std::size_t& next
     run.records.push_back(std::move(record));
 }
 
-void Finish(Run& run, const std::vector<Arrival>& arrivals, std::size_t next) {
+void Finish(EngineRun& run, const std::vector<Arrival>& arrivals, std::size_t next) {
   AdvanceTo(run, arrivals, next, arrivals.back().time + 1, 7'000'000);
   run.engine->RunUntil(kNever);
   run.engine->FlushPending();
@@ -141,7 +143,7 @@ void ExpectSameSteps(const std::vector<StepRecord>& a, const std::vector<StepRec
 // Runs to `cut`, saves, loads into a fresh instance; both run to the end.
 void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime cut) {
   const std::vector<Arrival> arrivals = Traffic(seed, setup.layout.block_size, 50);
-  Run original{setup.MakeInstance(), {}, {}};
+  EngineRun original{setup.MakeInstance(), {}, {}};
   Attach(original);
   std::size_t next = 0;
   AdvanceTo(original, arrivals, next, cut, 7'000'000);
@@ -150,7 +152,7 @@ void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime
 
   CheckpointWriter saved;
   original.engine->Save(saved);
-  Run restored{setup.MakeInstance(), {}, original.records};
+  EngineRun restored{setup.MakeInstance(), {}, original.records};
   CheckpointReader reader(saved.bytes(), "test.bin");
   restored.engine->Load(reader);
   EXPECT_TRUE(reader.done());
@@ -204,7 +206,7 @@ TEST(InstanceCheckpoint, ATruncatedOrCorruptStateIsALocatedInputError) {
   testing::WriteDenseBundle(bundle);
   const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), true, 200);
   const std::vector<Arrival> arrivals = Traffic(2, setup.layout.block_size, 30);
-  Run run{setup.MakeInstance(), {}, {}};
+  EngineRun run{setup.MakeInstance(), {}, {}};
   std::size_t next = 0;
   AdvanceTo(run, arrivals, next, 200'000'000, 7'000'000);
   CheckpointWriter saved;

@@ -4,19 +4,19 @@
 // time-series sums and ledgers saved on several "ranks" and loaded on fewer add up to what
 // one would hold; a manifest that is missing, truncated or of another format is one
 // located InputError.
-#include <gtest/gtest.h>
-
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/checkpoint_io.h"
 #include "core/input_error.h"
 #include "core/random.h"
 #include "fleet/checkpoint_files.h"
+#include "fleet/checkpoint_support.h"
 #include "fleet/router.h"
 #include "fleet/timeseries.h"
 
@@ -38,8 +38,9 @@ std::vector<int32_t> Drive(Router& router, Rng& rng, int count) {
       std::vector<LoadChange> changes;
       for (int32_t k = 0; k < 9; ++k) {
         if (rng.NextU64() % 3 == 0)
-          changes.push_back({k, {static_cast<int32_t>(rng.NextU64() % 20),
-                                 static_cast<int32_t>(rng.NextU64() % 400)}});
+          changes.push_back({k,
+                             {static_cast<int32_t>(rng.NextU64() % 20),
+                              static_cast<int32_t>(rng.NextU64() % 400)}});
       }
       router.Apply(changes);
     }
@@ -110,6 +111,20 @@ TEST(TimeseriesCheckpoint, SumsSavedOnSeveralRanksAddUpOnOne) {
   EXPECT_EQ(merged.next_sample_time(), whole.next_sample_time());
 }
 
+TEST(CheckpointSupport, SpeculativeDecodingIsRefusedNamingTheGroup) {
+  FleetSetup fleet;
+  InstanceGroupConfig group;
+  group.name = "drafty";
+  fleet.cluster.groups.push_back(group);
+  fleet.groups.emplace_back();
+  EXPECT_EQ(CheckpointRefusal(fleet), std::nullopt);
+  fleet.groups[0].engine.num_spec = 1;
+  const std::optional<std::string> why = CheckpointRefusal(fleet);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("instance group drafty: num_speculative_tokens > 0"), std::string::npos)
+      << *why;
+}
+
 class ManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -166,8 +181,12 @@ TEST_F(ManifestTest, MissingTruncatedOrForeignIsOneLocatedError) {
   m.ranks = 1;
   m.files = {{1, 2}};
   const std::string text = ManifestText(m);
-  WriteManifest(text.substr(0, text.size() / 2));  // cut mid-way
-  EXPECT_NE(ErrorOf().find("missing (truncated manifest?)"), std::string::npos) << ErrorOf();
+  WriteManifest(text.substr(0, text.size() / 2));  // cut mid-line
+  EXPECT_NE(ErrorOf().find("format: ends mid-line (truncated manifest?)"), std::string::npos)
+      << ErrorOf();
+  WriteManifest(text.substr(0, text.find("decisions")));  // cut at a line's end
+  EXPECT_NE(ErrorOf().find("decisions: missing (truncated manifest?)"), std::string::npos)
+      << ErrorOf();
   WriteManifest("fleetsim-checkpoint 1\nsequence x\n");
   EXPECT_NE(ErrorOf().find(":2: sequence: not an integer"), std::string::npos) << ErrorOf();
   for (const std::string& error : {ErrorOf()})

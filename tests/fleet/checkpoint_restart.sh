@@ -14,6 +14,10 @@
 #   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
 #            state checkpoints in the block pool) on a trace with shared prefixes, with
 #            --trace-steps; one restart checkpoints again, is killed again and restarted.
+#   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
+#            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
+#            a foreign manifest, options alone. (The refusal of features checkpoints do not
+#            cover is tested in checkpoint_parts_test: no cluster config key reaches one yet.)
 set -euo pipefail
 fleetsim=$1 mpiexec=$2 source=$3 case=$4
 work=$(mktemp -d)
@@ -23,11 +27,11 @@ tables="requests instances summary timeseries"
 
 counters() {  # an HDF5 file: its /provenance counters, one "name value" a line
   local name
-  for name in requests steps events windows load_snapshots out_of_grid_lookups; do
+  for name in steps events windows load_snapshots out_of_grid_lookups; do
     echo "$name $(h5dump -a "/provenance/$name" "$1" | sed -n 's/^ *(0): //p')"
   done
 }
-command_line() { h5dump -a /provenance/command_line "$1" | sed -n 's/^ *(0): //p'; }
+command_line() { h5dump -d /provenance/command_line "$1" | sed -n "s/^ *(0): //p"; }
 launch() {  # ranks, then run arguments
   local ranks=$1
   shift
@@ -153,6 +157,59 @@ YAML
     launch 2 --output again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps --restart again
     same again
     echo "ok: hybrid killed twice (2 ranks, then 1), restarted at 2: same tables and counters"
+    ;;
+  bad)
+    cat > traffic.yaml <<YAML
+generator:
+  seed: 3
+  num_requests: 400
+  arrivals: {process: poisson, rate_per_s: 100.0}
+  input_tokens: {distribution: uniform, min: 100, max: 900}
+  output_tokens: {distribution: uniform, min: 10, max: 200}
+YAML
+    cluster=$source/cluster_configs/default_fleet.yaml
+    args=(--cluster "$cluster" --workload traffic.yaml)
+    killed_after 2 2 bad.h5 "${args[@]}" --checkpoint good --checkpoint-every 1
+    refused() {  # expected text, ranks, then run arguments: exit 2, one fleetsim line, no output
+      local expected=$1 ranks=$2 rc=0
+      shift 2
+      launch "$ranks" --output bad.h5 "$@" > refused.out 2> refused.err || rc=$?
+      local lines
+      lines=$(grep -c '^fleetsim:' refused.err || true)  # mpirun adds its own report
+      if [[ $rc != 2 || $lines != 1 || -e bad.h5 ]] || ! grep -qF -- "$expected" refused.err; then
+        echo "FAIL: expected exit 2 and one line with '$expected'; got exit $rc, output file: $([[ -e bad.h5 ]] && echo yes || echo no):"
+        cat refused.err
+        exit 1
+      fi
+      echo "ok: refused: $(cat refused.err)"
+    }
+    refused "manifest: inputs: written for other inputs" 1 "${args[@]}" --seed 9 --restart good
+    refused "manifest: inputs: written for other inputs" 2 "${args[@]}" --horizon 3 --restart good
+    refused "manifest is missing" 1 "${args[@]}" --restart nowhere
+    refused "--checkpoint-every: needs --checkpoint DIR" 1 "${args[@]}" --checkpoint-every 5
+    refused "--checkpoint: needs --checkpoint-every" 1 "${args[@]}" --checkpoint somewhere
+    refused "--checkpoint-every: must be a positive" 1 "${args[@]}" --checkpoint c --checkpoint-every 0
+    file1=$(ls good/ckpt-*-rank-1.bin)
+    cp -r good damaged
+    truncate -s -100 "damaged/$(basename "$file1")"
+    refused "$(basename "$file1"): checkpoint:" 1 "${args[@]}" --restart damaged
+    grep -q "truncated or replaced" refused.err
+    rm -r damaged && cp -r good damaged
+    printf 'X' | dd of="damaged/$(basename "$file1")" bs=1 seek=5000 conv=notrunc status=none
+    refused "checksum differs from the manifest's (corrupt)" 2 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    rm "damaged/$(basename "$file1")"
+    refused "missing (the manifest lists it)" 1 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    sed -i 's/^fleetsim-checkpoint 1$/fleetsim-checkpoint 7/' damaged/manifest
+    refused "manifest:1: format: checkpoint format 7" 1 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    head -c 150 good/manifest > damaged/manifest
+    refused "(truncated manifest?)" 1 "${args[@]}" --restart damaged
+    # The good checkpoint still restarts, at 1 rank, after all that.
+    launch 1 --output good.h5 "${args[@]}" --restart good
+    [[ -s good.h5 ]]
+    echo "ok: the undamaged checkpoint restarts"
     ;;
   *)
     echo "unknown case $case"
