@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -352,6 +354,7 @@ class FleetRun {
       const CheckpointManifest m = ReadCheckpointManifest(dir);
       std::size_t instances = 0;
       std::size_t gateways = 0;
+      std::set<std::pair<uint64_t, int64_t>> loaded;  // (kind, id): each entity once
       for (int k = 0; k < m.ranks; ++k) {
         const std::string bytes = ReadCheckpointRankFile(dir, m, k);
         CheckpointReader r(bytes, CheckpointRankPath(dir, m.sequence, k));
@@ -368,12 +371,14 @@ class FleetRun {
             case CheckpointRecord::kInstance:
               part.Part("instance " + std::to_string(id));
               if (!instances_.Holds(id32)) continue;
+              if (!loaded.insert({kind, id}).second) part.Fail("saved twice (corrupt checkpoint)");
               instances_.LoadInstance(id32, part);
               ++instances;
               break;
             case CheckpointRecord::kGateway:
               part.Part("gateway " + std::to_string(id));
               if (!gateways_.Holds(id32)) continue;
+              if (!loaded.insert({kind, id}).second) part.Fail("saved twice (corrupt checkpoint)");
               gateways_.LoadGateway(id32, part);
               ++gateways;
               break;

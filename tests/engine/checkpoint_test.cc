@@ -4,6 +4,7 @@
 // pools (preemptions) and roomy ones, cut inside decode runs and between steps. A saved
 // state loaded and saved again gives the same bytes (nothing saved is dropped on load),
 // and a truncated or corrupt one is one located InputError, never a crash.
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
@@ -171,34 +172,31 @@ void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime
   ExpectSameRecords(original.records, restored.records);
 }
 
-TEST(InstanceCheckpoint, ContinuesIdenticallyDense) {
-  testing::SyntheticBundle bundle;
-  testing::WriteDenseBundle(bundle);
+// Every cut of every pool of `model`, prefix caching on and off.
+void ExpectEveryCutContinuesIdentically(const std::string& model, const std::string& bundle_dir,
+                                        std::initializer_list<int64_t> pools, uint32_t seed) {
   for (bool prefix : {false, true}) {
-    for (int64_t blocks : {80, 5000}) {
-      const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), prefix, blocks);
+    for (int64_t blocks : pools) {
+      const EngineSetup setup = MakeSetup(model, bundle_dir, prefix, blocks);
       for (SimTime cut : {150'000'000, 333'333'333, 600'000'001}) {
-        SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
-                     " cut " + std::to_string(cut));
-        ExpectContinuesIdentically(setup, 1, cut);
+        SCOPED_TRACE(model + " prefix " + std::to_string(prefix) + " blocks " +
+                     std::to_string(blocks) + " cut " + std::to_string(cut));
+        ExpectContinuesIdentically(setup, seed, cut);
       }
     }
   }
 }
 
+TEST(InstanceCheckpoint, ContinuesIdenticallyDense) {
+  testing::SyntheticBundle bundle;
+  testing::WriteDenseBundle(bundle);
+  ExpectEveryCutContinuesIdentically("llama-3.1-8b", bundle.dir(), {80, 5000}, 1);  // tight, roomy
+}
+
 TEST(InstanceCheckpoint, ContinuesIdenticallyHybrid) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});
-  for (bool prefix : {false, true}) {
-    for (int64_t blocks : {40, 2000}) {
-      const EngineSetup setup = MakeSetup("qwen3.8-27b", bundle.dir(), prefix, blocks);
-      for (SimTime cut : {150'000'000, 333'333'333, 600'000'001}) {
-        SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
-                     " cut " + std::to_string(cut));
-        ExpectContinuesIdentically(setup, 4, cut);
-      }
-    }
-  }
+  ExpectEveryCutContinuesIdentically("qwen3.8-27b", bundle.dir(), {40, 2000}, 4);
 }
 
 TEST(InstanceCheckpoint, ATruncatedOrCorruptStateIsALocatedInputError) {

@@ -101,29 +101,26 @@ run_case() {
   done
 }
 
+traffic() {  # seed, requests, rate, [more lines]: traffic.yaml, chat-like lengths
+  cat > traffic.yaml <<YAML
+generator:
+  seed: $1
+  num_requests: $2
+  arrivals: {process: poisson, rate_per_s: $3}
+  input_tokens: {distribution: lognormal, median: 600, sigma: 0.8, min: 16, max: 8000}
+  output_tokens: {distribution: lognormal, median: 180, sigma: 0.7, min: 8, max: 1500}
+${4:-}
+YAML
+}
+
 case $case in
   default)
-    cluster=$source/cluster_configs/default_fleet.yaml
-    cat > traffic.yaml <<YAML
-generator:
-  seed: 11
-  num_requests: 1500
-  arrivals: {process: poisson, rate_per_s: 100.0}
-  input_tokens: {distribution: lognormal, median: 600, sigma: 0.8, min: 16, max: 8000}
-  output_tokens: {distribution: lognormal, median: 180, sigma: 0.7, min: 8, max: 1500}
-  hash_block_size: 16
-YAML
-    run_case default 3 --cluster "$cluster" --workload traffic.yaml --seed 3
+    traffic 11 1500 100.0 "  hash_block_size: 16"
+    run_case default 3 --cluster "$source/cluster_configs/default_fleet.yaml" \
+      --workload traffic.yaml --seed 3
     ;;
   streams)
-    cat > traffic.yaml <<YAML
-generator:
-  seed: 5
-  num_requests: 1000
-  arrivals: {process: poisson, rate_per_s: 120.0}
-  input_tokens: {distribution: lognormal, median: 600, sigma: 0.8, min: 16, max: 8000}
-  output_tokens: {distribution: lognormal, median: 180, sigma: 0.7, min: 8, max: 1500}
-YAML
+    traffic 5 1000 120.0
     for form in "power_of_two false" "round_robin true"; do
       set -- $form
       sed -e "s/^  policy: .*/  policy: $1/" -e "s/^  capacity_weighted: .*/  capacity_weighted: $2/" \
@@ -159,14 +156,7 @@ YAML
     echo "ok: hybrid killed twice (2 ranks, then 1), restarted at 2: same tables and counters"
     ;;
   bad)
-    cat > traffic.yaml <<YAML
-generator:
-  seed: 3
-  num_requests: 400
-  arrivals: {process: poisson, rate_per_s: 100.0}
-  input_tokens: {distribution: uniform, min: 100, max: 900}
-  output_tokens: {distribution: uniform, min: 10, max: 200}
-YAML
+    traffic 3 400 100.0
     cluster=$source/cluster_configs/default_fleet.yaml
     args=(--cluster "$cluster" --workload traffic.yaml)
     killed_after 2 2 bad.h5 "${args[@]}" --checkpoint good --checkpoint-every 1
