@@ -39,6 +39,9 @@ struct RunOptions {
   bool dry_run = false;
   std::string progress = "auto";
   bool list_traces = false;
+  std::string checkpoint;
+  std::optional<double> checkpoint_every_s;
+  std::string restart;
   std::string command_line;
 };
 
@@ -64,6 +67,17 @@ RunJob JobOf(const RunOptions& options) {
   job.fleet.progress = options.quiet || options.progress == "never" ? ProgressMode::kOff
                        : options.progress == "always"               ? ProgressMode::kAlways
                                                                     : ProgressMode::kAuto;
+  if (!options.checkpoint.empty()) {
+    if (!options.checkpoint_every_s)
+      throw OptionError("--checkpoint", "needs --checkpoint-every (simulated seconds)");
+    job.fleet.checkpoint.dir = options.checkpoint;
+    job.fleet.checkpoint.every = OptionSimTime("--checkpoint-every", *options.checkpoint_every_s);
+    if (job.fleet.checkpoint.every <= 0)
+      throw OptionError("--checkpoint-every", "must be a positive number of simulated seconds");
+  } else if (options.checkpoint_every_s) {
+    throw OptionError("--checkpoint-every", "needs --checkpoint DIR");
+  }
+  job.fleet.checkpoint.restart = options.restart;
   job.fleet.interrupted = PendingInterrupt;
   job.begin_commit = BeginCommit;
   job.command_line = options.command_line;
@@ -170,6 +184,15 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
   run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();
   run->add_option("--seed", options->seed, "Seed of the routers' random streams")
       ->capture_default_str();
+  run->add_option("--checkpoint", options->checkpoint,
+                  "Write a checkpoint into this directory at window boundaries (with "
+                  "--checkpoint-every; docs/CHECKPOINT.md)");
+  run->add_option("--checkpoint-every", options->checkpoint_every_s,
+                  "Simulated seconds between checkpoints (at the first window boundary past each "
+                  "multiple)");
+  run->add_option("--restart", options->restart,
+                  "Continue from the checkpoint in this directory, with the arguments of the run "
+                  "that wrote it, to the same tables as the uninterrupted run");
   run->add_flag("--list-traces", options->list_traces,
                 "Print the names of the real traces --workload accepts, and exit");
   run->add_flag("--quiet", options->quiet, "Print nothing on success (no progress line either)");

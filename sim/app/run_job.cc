@@ -1,9 +1,12 @@
 #include "app/run_job.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -11,8 +14,11 @@
 #include "cluster/cluster_config.h"
 #include "comm/collectives.h"
 #include "comm/error_agreement.h"
+#include "core/checkpoint_io.h"
 #include "core/input_error.h"
 #include "core/text_file.h"
+#include "fleet/checkpoint_files.h"
+#include "fleet/checkpoint_support.h"
 #include "fleet/fleet_setup.h"
 #include "fleet/run_writer.h"
 #include "output/hdf5_file.h"
@@ -65,7 +71,86 @@ void AbortIfNotAlone(const std::exception& e, const RunJob& job, MPI_Comm comm) 
   MPI_Abort(comm, 1);
 }
 
-RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::Hdf5File>& out) {
+// The fingerprint of everything that decides a run's results, saved with each checkpoint
+// and checked on restart (docs/CHECKPOINT.md): the cluster config's text, the workload
+// file's bytes, each group's bundle and what its engine became (pool, block size,
+// capacity), and every option that changes results. Threads, the output path and the
+// progress line are not in it: they change no result.
+uint64_t InputsFingerprint(const RunJob& job, const std::string& workload,
+                           const FleetSetup& fleet) {
+  uint64_t h = HashBytes(ReadTextFile(job.cluster));
+  std::ifstream in(workload, std::ios::binary);
+  std::string chunk(1 << 20, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    h = HashBytes(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())), h);
+  }
+  CheckpointWriter w;
+  for (std::size_t g = 0; g < fleet.groups.size(); ++g) {
+    w.Str(fleet.cluster.groups[g].bundle);
+    w.I64(fleet.groups[g].num_blocks);
+    w.I64(fleet.groups[g].layout.block_size);
+  }
+  for (const FleetInstanceInfo& info : fleet.instances)
+    w.F64(info.capacity);
+  w.Str(job.format);
+  w.F64(job.window.rate_scale);
+  w.I64(job.window.duration.value_or(-1));
+  w.I64(job.window.num_requests.value_or(-1));
+  w.Bool(job.window.skip_bad_lines);
+  w.Str(job.window.default_model);
+  w.Bool(job.strict_models);
+  w.U64(job.fleet.seed);
+  w.I64(job.fleet.horizon);
+  w.Bool(job.fleet.trace_steps);
+  w.Bool(job.fleet.request_rows);
+  return HashBytes(w.bytes(), h);
+}
+
+// Checks a checkpointed or restarted run before anything is simulated: the fleet uses
+// only what checkpoints save, the directory can be made, and a restart's checkpoint was
+// written by this build for these inputs. The restart's manifest, when there is one.
+std::optional<CheckpointManifest> PrepareCheckpoints(RunJob& job, const std::string& workload,
+                                                     const FleetSetup& fleet, MPI_Comm comm) {
+  CheckpointOptions& checkpoint = job.fleet.checkpoint;
+  if (checkpoint.dir.empty() && checkpoint.restart.empty()) return std::nullopt;
+  checkpoint.build = FLEETSIM_VERSION;
+  checkpoint.command_line = job.command_line;
+  if (const char* kill = std::getenv("FLEETSIM_TEST_KILL_AFTER_CHECKPOINT"))
+    checkpoint.kill_after = std::atoll(kill);
+  std::optional<CheckpointManifest> manifest;
+  comm::OnEveryRank(comm, [&] {
+    if (auto why = CheckpointRefusal(fleet))
+      throw OptionError(checkpoint.dir.empty() ? "--restart" : "--checkpoint", *why);
+    checkpoint.inputs = InputsFingerprint(job, workload, fleet);
+    if (checkpoint.restart.empty()) return;
+    manifest = ReadCheckpointManifest(checkpoint.restart);
+    const std::string path = CheckpointManifestPath(checkpoint.restart);
+    if (manifest->build != checkpoint.build)
+      throw InputError(path, 0, "build",
+                       "written by fleetsim " + manifest->build + ", this is " + checkpoint.build +
+                           ": restart with the build that wrote it");
+    if (manifest->inputs != checkpoint.inputs)
+      throw InputError(path, 0, "inputs",
+                       "written for other inputs (the cluster config, workload, bundles, seed "
+                       "or a result-changing option differ): restart with the arguments of the "
+                       "run that wrote it");
+    // /provenance records the command line that began the run.
+    checkpoint.command_line = manifest->command_line;
+  });
+  comm::OnRankZero(comm, [&] {
+    if (checkpoint.dir.empty()) return;
+    std::error_code error;
+    std::filesystem::create_directories(checkpoint.dir, error);
+    if (error || !std::filesystem::is_directory(checkpoint.dir))
+      throw OptionError("--checkpoint", "cannot make the directory " + QuoteInput(checkpoint.dir) +
+                                            ": " + error.message());
+  });
+  return manifest;
+}
+
+RunJobResult RunJobWith(const RunJob& given, MPI_Comm comm, std::optional<output::Hdf5File>& out) {
+  RunJob job = given;
   const auto wall_start = std::chrono::steady_clock::now();
   std::optional<ClusterConfig> cluster;
   std::string workload;
@@ -80,6 +165,7 @@ RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::
   }
   WindowOptions window = job.window;
   comm::OnEveryRank(comm, [&] { RequireServedModel(window.default_model, fleet.models); });
+  const std::optional<CheckpointManifest> restart = PrepareCheckpoints(job, workload, fleet, comm);
   if (job.strict_models) window.known_models = fleet.models;
   // Only rank 0 opens (and reads) the workload; the run sends the others their arrivals.
   std::unique_ptr<WorkloadWindow> source;
@@ -102,7 +188,7 @@ RunJobResult RunJobWith(const RunJob& job, MPI_Comm comm, std::optional<output::
 
   RunProvenance provenance;
   provenance.version = FLEETSIM_VERSION;
-  provenance.command_line = job.command_line;
+  provenance.command_line = restart ? restart->command_line : job.command_line;
   provenance.cluster_config_path = job.cluster;
   comm::OnEveryRank(comm, [&] { provenance.cluster_config_text = ReadTextFile(job.cluster); });
   provenance.workload_path = workload;

@@ -29,6 +29,10 @@ class Rng {
   // Gamma(shape, scale 1) by Marsaglia & Tsang (2000); shape < 1 boosted by U^(1/shape).
   double Gamma(double shape);
 
+  // The whole state: Rng(state()) continues the stream where this one stands (a
+  // checkpoint saves it).
+  uint64_t state() const { return state_; }
+
  private:
   uint64_t state_;
 };

@@ -11,6 +11,33 @@ BlockPool::BlockPool(int64_t num_blocks)
   FLEETSIM_CHECK(num_blocks >= 1, "a pool holds at least the null block");
 }
 
+void BlockPool::Save(CheckpointWriter& w) const {
+  w.I64(num_blocks_);
+  w.I64(num_free_);
+  w.Pods(state_);
+  w.Pods(spare_ids_);
+  w.I32(head_);
+  w.I32(tail_);
+  w.I64(anonymous_tail_);
+  index_.Save(w);
+}
+
+void BlockPool::Load(CheckpointReader& r) {
+  r.Require(r.I64() == num_blocks_, "pool size (another cluster config?)");
+  num_free_ = r.I64();
+  state_ = r.Pods<BlockState>();
+  spare_ids_ = r.Pods<BlockId>();
+  head_ = r.I32();
+  tail_ = r.I32();
+  anonymous_tail_ = r.I64();
+  const auto range = static_cast<BlockId>(state_.size());
+  r.Require(num_free_ >= 0 && num_free_ < num_blocks_ && anonymous_tail_ >= 0 &&
+                static_cast<int64_t>(state_.size()) < num_blocks_ && head_ >= 0 && head_ <= range &&
+                tail_ >= 0 && tail_ <= range,
+            "block pool counts");
+  index_.Load(r);
+}
+
 double BlockPool::Usage() const {
   const int64_t usable = num_blocks_ - 1;
   return usable <= 0 ? 0.0 : 1.0 - static_cast<double>(num_free_) / static_cast<double>(usable);

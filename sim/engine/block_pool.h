@@ -76,6 +76,11 @@ class BlockPool {
   // cached keeps its hash.
   void Cache(BlockId block, CacheKey key);
   // The first block cached under `key`, if any.
+  // Every block's state, the free queue and the index as they stand (docs/CHECKPOINT.md);
+  // Load into a pool of the same size.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
+
   std::optional<BlockId> Lookup(CacheKey key) const {
     const BlockId first = index_.Find(key);
     if (first == kNullBlock) return std::nullopt;

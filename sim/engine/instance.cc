@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/check.h"
 
@@ -427,6 +428,179 @@ void Instance::RunUntil(SimTime until) {
       now_ = std::max(now_, next);
     }
   }
+}
+
+namespace {
+
+void SaveRecord(CheckpointWriter& w, const RequestRecord& record) {
+  w.I64(record.id);
+  w.Str(record.name);
+  w.I64(record.arrival);
+  w.I64(record.first_scheduled);
+  w.I64(record.first_token);
+  w.I64(record.finish);
+  w.I64(record.input_tokens);
+  w.I64(record.output_tokens);
+  w.I64(record.cached_tokens);
+  w.I32(record.preemptions);
+  w.I32(static_cast<int32_t>(record.state));
+  w.I32(static_cast<int32_t>(record.reject_reason));
+  w.Bool(record.handed_off);
+}
+
+RequestRecord LoadRecord(CheckpointReader& r) {
+  RequestRecord record;
+  record.id = r.I64();
+  record.name = r.Str();
+  record.arrival = r.I64();
+  record.first_scheduled = r.I64();
+  record.first_token = r.I64();
+  record.finish = r.I64();
+  record.input_tokens = r.I64();
+  record.output_tokens = r.I64();
+  record.cached_tokens = r.I64();
+  record.preemptions = r.I32();
+  const int32_t state = r.I32();
+  const int32_t reason = r.I32();
+  r.Require(state >= 0 && state <= static_cast<int32_t>(RequestState::kRejected) && reason >= 0 &&
+                reason <= static_cast<int32_t>(RejectReason::kExceedsKvCache),
+            "request record state");
+  record.state = static_cast<RequestState>(state);
+  record.reject_reason = static_cast<RejectReason>(reason);
+  record.handed_off = r.Bool();
+  return record;
+}
+
+void SaveRecords(CheckpointWriter& w, const std::vector<RequestRecord>& records) {
+  w.U64(records.size());
+  for (const RequestRecord& record : records)
+    SaveRecord(w, record);
+}
+
+std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
+  std::vector<RequestRecord> records(r.Count(8));
+  for (RequestRecord& record : records)
+    record = LoadRecord(r);
+  return records;
+}
+
+}  // namespace
+
+// A field added to RequestRecord or Instance must be saved below: these sizes change with
+// it (the round-trip test in tests/engine/checkpoint_test.cc catches what padding hides).
+static_assert(sizeof(RequestRecord) == 112,
+              "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
+static_assert(sizeof(Instance) == 2608,
+              "Instance changed: save the new field in Instance::Save/Load");
+
+void Instance::Save(CheckpointWriter& w) const {
+  // Prefill/decode fleets are refused (fleet/checkpoint_support.cc), so no KV is being
+  // sent; a window boundary is never between PlanStep and FinishStep.
+  FLEETSIM_CHECK(sending_.empty() && on_hand_off_ == nullptr,
+                 "checkpoints do not cover prefill/decode hand-offs");
+  FLEETSIM_CHECK(planned_ == nullptr, "a checkpoint is taken between steps");
+  kv_.Save(w);
+  w.I64(now_);
+  w.I64(last_active_);
+  w.I64(last_admitted_);
+  w.U64(pending_.size());
+  for (const auto& [arrival, request] : pending_) {
+    w.I64(arrival);
+    request->Save(w);
+  }
+  std::unordered_map<const Request*, int64_t> index_of;
+  w.U64(live_.size());
+  for (const std::unique_ptr<Request>& request : live_) {
+    index_of.emplace(request.get(), static_cast<int64_t>(index_of.size()));
+    request->Save(w);
+  }
+  const auto index = [&](const Request* r) { return index_of.at(r); };
+  scheduler_.Save(w, index);
+  SaveRecords(w, slots_);
+  w.Pods(free_slots_);
+  SaveRecords(w, settled_);
+  w.Bool(stalled_);
+  w.I64(steps_);
+  w.I64(busy_);
+  w.I64(fast_decode_steps_);
+  w.I64(fast_decode_pool_steps_);
+  // A decode run goes on past a window's end: its lanes, by the request's place in live_.
+  w.Bool(decode_run_);
+  w.U64(lanes_.size());
+  for (const DecodeLane& lane : lanes_) {
+    w.I64(decode_run_ ? index(lane.request) : -1);
+    w.I64(lane.next_work);
+    w.I64(lane.synced);
+    w.I64(lane.anonymous);
+    w.I64(lane.pending);
+  }
+  w.I64(decode_run_steps_);
+  w.I64(decode_run_end_);
+  w.I64(decode_next_work_);
+  w.I64(decode_context_sum_);
+  w.I64(decode_context_min_);
+  w.I64(decode_context_max_);
+  w.F64(decode_usage_);
+}
+
+void Instance::Load(CheckpointReader& r) {
+  FLEETSIM_CHECK(pending_.empty() && live_.empty() && steps_ == 0,
+                 "a checkpoint is loaded into a fresh instance");
+  kv_.Load(r);
+  now_ = r.I64();
+  last_active_ = r.I64();
+  last_admitted_ = r.I64();
+  const std::size_t groups = kv_.layout().groups.size();
+  const uint64_t pending = r.Count(8);
+  for (uint64_t i = 0; i < pending; ++i) {
+    const SimTime arrival = r.I64();
+    auto request = std::make_unique<Request>();
+    request->Load(r, groups);
+    pending_.emplace_back(arrival, std::move(request));
+  }
+  std::vector<Request*> by_index;
+  live_.resize(r.Count(8));
+  for (std::unique_ptr<Request>& request : live_) {
+    request = std::make_unique<Request>();
+    request->Load(r, groups);
+    by_index.push_back(request.get());
+  }
+  scheduler_.Load(r, by_index);
+  slots_ = LoadRecords(r);
+  free_slots_ = r.Pods<int64_t>();
+  settled_ = LoadRecords(r);
+  for (const Request* request : by_index)
+    r.Require(request->slot >= 0 && request->slot < static_cast<int64_t>(slots_.size()),
+              "request's record slot");
+  stalled_ = r.Bool();
+  steps_ = r.I64();
+  busy_ = r.I64();
+  fast_decode_steps_ = r.I64();
+  fast_decode_pool_steps_ = r.I64();
+  decode_run_ = r.Bool();
+  lanes_.resize(r.Count(40));
+  for (DecodeLane& lane : lanes_) {
+    const int64_t at = r.I64();
+    if (decode_run_) {
+      r.Require(at >= 0 && at < static_cast<int64_t>(by_index.size()), "decode lane's request");
+      lane.request = by_index[static_cast<std::size_t>(at)];
+    } else {
+      lane.request = nullptr;
+    }
+    lane.next_work = r.I64();
+    lane.synced = r.I64();
+    lane.anonymous = r.I64();
+    lane.pending = r.I64();
+  }
+  decode_run_steps_ = r.I64();
+  decode_run_end_ = r.I64();
+  decode_next_work_ = r.I64();
+  decode_context_sum_ = r.I64();
+  decode_context_min_ = r.I64();
+  decode_context_max_ = r.I64();
+  decode_usage_ = r.F64();
+  // The step costs of a run's batch size are a cache, a function of the cost model alone.
+  decode_cost_ = decode_run_ ? &DecodeCosts(static_cast<int64_t>(lanes_.size())) : nullptr;
 }
 
 }  // namespace fleetsim

@@ -129,6 +129,12 @@ class Instance {
   int64_t steps() const { return steps_; }
   SimTime busy_time() const { return busy_; }
 
+  // The engine's whole state -- pool, queues, requests and their records, counters and a
+  // decode run in progress (docs/CHECKPOINT.md); Load into an instance built alike (the
+  // same setup), before anything arrives. The step observer is the caller's.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
+
  private:
   void AdmitArrivalsUpTo(SimTime t);
   // Frees the blocks of handed-off requests whose KV was sent by `t`.

@@ -94,6 +94,9 @@ class KvCacheManager {
   double Usage() const { return pool_.Usage(); }
   const KvCacheLayout& layout() const { return layout_; }
   const BlockPool& pool() const { return pool_; }
+  // The pool's state (the rest is the layout, fixed at construction).
+  void Save(CheckpointWriter& w) const { pool_.Save(w); }
+  void Load(CheckpointReader& r) { pool_.Load(r); }
 
  private:
   bool IsAttention(std::size_t group) const;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/checkpoint_io.h"
 #include "core/hash64.h"
 
 namespace fleetsim {
@@ -86,6 +87,19 @@ class PrefixIndex {
   }
 
   std::size_t size() const { return size_; }
+
+  // The table as it stands, slot for slot (docs/CHECKPOINT.md).
+  void Save(CheckpointWriter& w) const {
+    w.Pods(slots_);
+    w.U64(size_);
+  }
+  void Load(CheckpointReader& r) {
+    slots_ = r.Pods<Slot>();
+    size_ = r.U64();
+    r.Require((slots_.size() & (slots_.size() - 1)) == 0 && 2 * size_ <= slots_.size(),
+              "prefix index size");
+    mask_ = slots_.empty() ? 0 : slots_.size() - 1;
+  }
   // Bytes the table holds.
   std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 

@@ -3,6 +3,65 @@
 #include "core/hash64.h"
 
 namespace fleetsim {
+
+// A field added to Request must be saved below: this size changes with it (a bool may fit
+// in padding -- the round-trip test in tests/engine/checkpoint_test.cc catches that one).
+static_assert(sizeof(Request) == 320, "Request changed: save the new field in Request::Save/Load");
+
+void Request::Save(CheckpointWriter& w) const {
+  w.I64(prompt_tokens);
+  w.I64(max_output_tokens);
+  w.I64(num_computed);
+  w.I64(num_output);
+  w.I64(num_hashed_blocks);
+  w.I64(gdn_scan_from);
+  w.I32(static_cast<int32_t>(state));
+  w.I32(num_preemptions);
+  w.I32(num_prompt_hashes);
+  w.Bool(private_blocks_indexed);
+  w.Bool(emitted_last_step);
+  w.Bool(remote_decode);
+  w.Bool(remote_prefilled);
+  w.U64(blocks.size());
+  for (std::size_t g = 0; g < blocks.size(); ++g)
+    w.Pods(blocks[g]);
+  w.I64(id);
+  w.I64(slot);
+  w.I64(cached_tokens);
+  w.Str(name);
+  w.Pods(prompt_block_hashes);
+}
+
+void Request::Load(CheckpointReader& r, std::size_t groups) {
+  prompt_tokens = r.I64();
+  max_output_tokens = r.I64();
+  num_computed = r.I64();
+  num_output = r.I64();
+  num_hashed_blocks = r.I64();
+  gdn_scan_from = r.I64();
+  const int32_t saved_state = r.I32();
+  r.Require(saved_state >= 0 && saved_state <= static_cast<int32_t>(RequestState::kRejected),
+            "request state");
+  state = static_cast<RequestState>(saved_state);
+  num_preemptions = r.I32();
+  num_prompt_hashes = r.I32();
+  private_blocks_indexed = r.Bool();
+  emitted_last_step = r.Bool();
+  remote_decode = r.Bool();
+  remote_prefilled = r.Bool();
+  const uint64_t saved_groups = r.U64();
+  r.Require(saved_groups == 0 || saved_groups == groups, "request's KV-cache group count");
+  blocks.clear();
+  blocks.resize(saved_groups);
+  for (std::size_t g = 0; g < saved_groups; ++g)
+    blocks[g] = r.Pods<BlockId>();
+  id = r.I64();
+  slot = r.I64();
+  cached_tokens = r.I64();
+  name = r.Str();
+  prompt_block_hashes = r.Pods<BlockHash>();
+}
+
 BlockHash Request::BlockHashAt(int64_t index) const {
   if (index < static_cast<int64_t>(prompt_block_hashes.size())) {
     return prompt_block_hashes[static_cast<std::size_t>(index)];

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint_io.h"
 #include "engine/block_pool.h"
 #include "engine/group_blocks.h"
 
@@ -61,6 +62,10 @@ struct alignas(64) Request {
   int64_t shared_hash_blocks() const { return static_cast<int64_t>(prompt_block_hashes.size()); }
   bool prefill_done() const { return num_computed >= num_tokens(); }
   BlockHash BlockHashAt(int64_t index) const;
+
+  // Every field above (docs/CHECKPOINT.md); `groups`: the layout's group count.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r, std::size_t groups);
 };
 
 }  // namespace fleetsim

@@ -193,4 +193,28 @@ const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
   return finished;
 }
 
+void Scheduler::Save(CheckpointWriter& w,
+                     const std::function<int64_t(const Request*)>& index_of) const {
+  w.U64(running_.size());
+  for (const Request* r : running_)
+    w.I64(index_of(r));
+  w.U64(waiting_.size());
+  for (const Request* r : waiting_)
+    w.I64(index_of(r));
+}
+
+void Scheduler::Load(CheckpointReader& r, const std::vector<Request*>& requests) {
+  auto take = [&] {
+    const int64_t index = r.I64();
+    r.Require(index >= 0 && index < static_cast<int64_t>(requests.size()), "scheduled request");
+    return requests[static_cast<std::size_t>(index)];
+  };
+  running_.assign(r.Count(8), nullptr);
+  for (Request*& request : running_)
+    request = take();
+  waiting_.assign(r.Count(8), nullptr);
+  for (Request*& request : waiting_)
+    request = take();
+}
+
 }  // namespace fleetsim

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +99,11 @@ class Scheduler {
   const std::vector<Request*>& running() const { return running_; }
   const std::deque<Request*>& waiting() const { return waiting_; }
   bool idle() const { return running_.empty() && waiting_.empty(); }
+
+  // The queues, each request as `index_of` numbers it (the plan and the finished list
+  // are refilled every step: nothing to save); Load takes the requests by that number.
+  void Save(CheckpointWriter& w, const std::function<int64_t(const Request*)>& index_of) const;
+  void Load(CheckpointReader& r, const std::vector<Request*>& requests);
 
  private:
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "comm/collectives.h"
 
@@ -134,6 +136,31 @@ void SummaryBuilder::AllReduce(MPI_Comm comm) {
     QuantileSketch merged;
     merged.AddCounts(counts);
     *sketch = std::move(merged);
+  }
+}
+
+void SummaryBuilder::Save(CheckpointWriter& w) const {
+  w.Pods(counts_);
+  w.I64(first_arrival_);
+  w.I64(last_finish_);
+  for (const QuantileSketch* sketch : {&ttft_, &tpot_, &e2e_})
+    w.Pods(sketch->ToCounts());
+}
+
+void SummaryBuilder::LoadMerge(CheckpointReader& r) {
+  const std::vector<int64_t> counts = r.Pods<int64_t>();
+  r.Require(counts.size() == counts_.size(), "summary counts");
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    counts_[i] += counts[i];
+  first_arrival_ = std::min(first_arrival_, r.I64());
+  last_finish_ = std::max(last_finish_, r.I64());
+  for (QuantileSketch* sketch : {&ttft_, &tpot_, &e2e_}) {
+    const std::vector<int64_t> buckets = r.Pods<int64_t>();
+    try {
+      sketch->AddCounts(buckets);
+    } catch (const std::invalid_argument& e) {
+      r.Fail(std::string("a latency sketch: ") + e.what());
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include "cluster/cluster_config.h"
+#include "core/checkpoint_io.h"
 #include "core/quantile_sketch.h"
 #include "engine/instance.h"
 #include "fleet/routed_request.h"
@@ -51,6 +52,10 @@ class SummaryBuilder {
   // Sums every rank's builder into this one (collective over `comm`).
   void AllReduce(MPI_Comm comm);
   output::SummaryRow Build() const;
+  // The counts and sketches (docs/CHECKPOINT.md); LoadMerge adds saved ones to these, as
+  // AllReduce adds another rank's.
+  void Save(CheckpointWriter& w) const;
+  void LoadMerge(CheckpointReader& r);
 
  private:
   std::string group_;

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <set>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -14,6 +17,7 @@
 #include "comm/error_agreement.h"
 #include "core/format.h"
 #include "core/input_error.h"
+#include "fleet/checkpoint_files.h"
 #include "fleet/gateway_shard.h"
 #include "fleet/instance_shard.h"
 #include "fleet/kv_transfer.h"
@@ -72,10 +76,12 @@ class FleetRun {
         instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
         ledger_(fleet.cluster, fleet.models, fleet.model_of_group, options.request_rows),
         progress_(rank_ == 0 ? options.progress : ProgressMode::kOff),
-        outgoing_(static_cast<std::size_t>(size_)) {}
+        outgoing_(static_cast<std::size_t>(size_)),
+        next_checkpoint_(options.checkpoint.every) {}
 
   FleetRunStats Run(output::Hdf5File& file) {
-    SimTime window_end = 0;
+    if (!options_.checkpoint.restart.empty()) Restore();
+    SimTime& window_end = window_end_;
     while (true) {
       const SimTime next = AgreeOnNextEvent(window_end);
       if (next == kNever || next >= options_.horizon) break;
@@ -97,6 +103,11 @@ class FleetRun {
       failure_.Guard([&] { instances_.Advance(window.start, stop, clock_, ledger_); });
       if (disaggregated_) ShipHandOffs(stop);
       ++windows_;
+      const CheckpointOptions& checkpoint = options_.checkpoint;
+      if (!checkpoint.dir.empty() && window_end >= next_checkpoint_) {
+        next_checkpoint_ = (window_end / checkpoint.every + 1) * checkpoint.every;
+        WriteCheckpoint();
+      }
     }
     progress_.Done();
     const SimTime end = LastStepEnd(window_end);
@@ -255,8 +266,9 @@ class FleetRun {
   }
 
   FleetRunStats Write(output::Hdf5File& file) {
-    const RankCounters mine = {reader_.read(), instances_.steps(), decisions_,
-                               OutOfGridLookups(fleet_) - setup_out_of_grid_};
+    const RankCounters mine = {
+        reader_.read(), instances_.steps(), decisions_,
+        OutOfGridLookups(fleet_) - setup_out_of_grid_ + restored_out_of_grid_};
     const RankCounters run = SumOverRanks(mine, setup_out_of_grid_, comm_);
     FleetRunStats stats;
     stats.requests = run.requests_read;
@@ -298,6 +310,162 @@ class FleetRun {
     return sums;
   }
 
+  // Collective, at a window boundary (nothing in flight: the inbox and the outgoing
+  // buffers are empty, every instance has stopped at the window's end): each rank writes
+  // its entities under their global ids, then rank 0 the manifest with the counters
+  // summed over the ranks, and removes the checkpoint before (checkpoint_files.h).
+  void WriteCheckpoint() {
+    std::vector<int64_t> failed = {failure_.count()};
+    comm::AllReduceSum(failed, comm_);
+    if (failed[0] > 0) Fail();
+    const std::string& dir = options_.checkpoint.dir;
+    ++checkpoint_sequence_;
+    // [0] decisions, [1] out-of-grid lookups, then each rank's file size and checksum.
+    std::vector<int64_t> sums(2 + 2 * static_cast<std::size_t>(size_), 0);
+    sums[0] = decisions_;
+    sums[1] = OutOfGridLookups(fleet_) - setup_out_of_grid_ + restored_out_of_grid_;
+    comm::OnEveryRank(comm_, [&] {
+      CheckpointWriter w;
+      w.Str("fleetsim-checkpoint-rank");
+      w.I64(checkpoint_sequence_);
+      w.I32(rank_);
+      w.I32(size_);
+      auto record = [&](CheckpointRecord kind, int64_t id, const CheckpointWriter& part) {
+        w.U64(static_cast<uint64_t>(kind));
+        w.I64(id);
+        w.Blob(part.bytes());
+      };
+      for (const int32_t id : instances_.ids()) {
+        CheckpointWriter part;
+        instances_.SaveInstance(id, part);
+        record(CheckpointRecord::kInstance, id, part);
+      }
+      for (const int32_t id : gateways_.ids()) {
+        CheckpointWriter part;
+        gateways_.SaveGateway(id, part);
+        record(CheckpointRecord::kGateway, id, part);
+      }
+      CheckpointWriter ledger;
+      ledger_.Save(ledger);
+      record(CheckpointRecord::kLedger, rank_, ledger);
+      CheckpointWriter series;
+      instances_.timeseries().Save(series);
+      record(CheckpointRecord::kTimeseries, rank_, series);
+      const std::string bytes = w.Take();
+      WriteFileAtomically(CheckpointRankPath(dir, checkpoint_sequence_, rank_), bytes);
+      sums[2 + 2 * static_cast<std::size_t>(rank_)] = static_cast<int64_t>(bytes.size());
+      sums[3 + 2 * static_cast<std::size_t>(rank_)] = static_cast<int64_t>(HashBytes(bytes));
+    });
+    comm::AllReduceSum(sums, comm_);
+    const SimTime last_decision = comm::AllReduceMax(last_decision_, comm_);
+    comm::OnRankZero(comm_, [&] {
+      CheckpointManifest m;
+      m.build = options_.checkpoint.build;
+      m.inputs = options_.checkpoint.inputs;
+      m.sequence = checkpoint_sequence_;
+      m.ranks = size_;
+      m.window_end = window_end_;
+      m.snapshot_epoch = snapshot_epoch_;
+      m.last_decision = last_decision;
+      m.decisions = sums[0];
+      m.windows = windows_;
+      m.snapshots = snapshots_;
+      m.out_of_grid = sums[1];
+      m.workload_taken = reader_.taken();
+      m.next_checkpoint = next_checkpoint_;
+      for (int r = 0; r < size_; ++r) {
+        m.files.push_back({static_cast<uint64_t>(sums[2 + 2 * static_cast<std::size_t>(r)]),
+                           static_cast<uint64_t>(sums[3 + 2 * static_cast<std::size_t>(r)])});
+      }
+      m.command_line = options_.checkpoint.command_line;
+      WriteFileAtomically(CheckpointManifestPath(dir), ManifestText(m));
+      RemoveOtherCheckpoints(dir, checkpoint_sequence_);
+    });
+    if (options_.checkpoint.kill_after == checkpoint_sequence_ - first_sequence_ + 1) {
+      std::fflush(nullptr);
+      std::raise(SIGKILL);
+    }
+  }
+
+  // Collective, before the first window: every rank reads the manifest and every rank
+  // file, and loads the entities it holds now (at any rank count: instances and
+  // gateways by id; the ledger and time-series sums of old rank k on rank k mod size);
+  // rank 0 takes the counters and moves the workload to where the checkpoint stood.
+  void Restore() {
+    const std::string& dir = options_.checkpoint.restart;
+    comm::OnEveryRank(comm_, [&] {
+      const CheckpointManifest m = ReadCheckpointManifest(dir);
+      std::size_t instances = 0;
+      std::size_t gateways = 0;
+      std::set<std::pair<uint64_t, int64_t>> loaded;  // (kind, id): each entity once
+      for (int k = 0; k < m.ranks; ++k) {
+        const std::string bytes = ReadCheckpointRankFile(dir, m, k);
+        CheckpointReader r(bytes, CheckpointRankPath(dir, m.sequence, k));
+        r.Require(r.Str() == "fleetsim-checkpoint-rank" && r.I64() == m.sequence && r.I32() == k &&
+                      r.I32() == m.ranks,
+                  "rank file header");
+        const bool mine = k % size_ == rank_;
+        while (!r.done()) {
+          const uint64_t kind = r.U64();
+          const int64_t id = r.I64();
+          CheckpointReader part(r.Blob(), r.file());
+          const auto id32 = static_cast<int32_t>(id);
+          switch (static_cast<CheckpointRecord>(kind)) {
+            case CheckpointRecord::kInstance:
+              part.Part("instance " + std::to_string(id));
+              if (!instances_.Holds(id32)) continue;
+              if (!loaded.insert({kind, id}).second) part.Fail("saved twice (corrupt checkpoint)");
+              instances_.LoadInstance(id32, part);
+              ++instances;
+              break;
+            case CheckpointRecord::kGateway:
+              part.Part("gateway " + std::to_string(id));
+              if (!gateways_.Holds(id32)) continue;
+              if (!loaded.insert({kind, id}).second) part.Fail("saved twice (corrupt checkpoint)");
+              gateways_.LoadGateway(id32, part);
+              ++gateways;
+              break;
+            case CheckpointRecord::kLedger:
+              part.Part("request ledger");
+              if (!mine) continue;
+              ledger_.LoadMerge(part);
+              break;
+            case CheckpointRecord::kTimeseries:
+              part.Part("timeseries");
+              instances_.timeseries().LoadAdd(part, mine);
+              break;
+            default:
+              r.Fail("unknown record kind " + std::to_string(kind));
+          }
+          part.Require(part.done(), "record length");
+        }
+      }
+      const std::string manifest = CheckpointManifestPath(dir);
+      if (instances != instances_.ids().size() || gateways != gateways_.ids().size())
+        throw InputError(manifest, 0, "file",
+                         "the rank files hold " + std::to_string(instances) + " of this rank's " +
+                             std::to_string(instances_.ids().size()) + " instances and " +
+                             std::to_string(gateways) + " of its " +
+                             std::to_string(gateways_.ids().size()) +
+                             " gateways (another cluster config?)");
+      instances_.Restored();
+      window_end_ = m.window_end;
+      snapshot_epoch_ = m.snapshot_epoch;
+      windows_ = m.windows;
+      snapshots_ = m.snapshots;
+      next_checkpoint_ = m.next_checkpoint;
+      checkpoint_sequence_ = m.sequence;
+      first_sequence_ = m.sequence + 1;
+      // Counters summed over the ranks at the end: the checkpoint's totals go to rank 0.
+      if (rank_ == 0) {
+        decisions_ = m.decisions;
+        last_decision_ = m.last_decision;
+        restored_out_of_grid_ = m.out_of_grid;
+        reader_.SkipTo(m.workload_taken);
+      }
+    });
+  }
+
   // Engine steps and gateway decisions on this rank so far.
   int64_t events() const { return instances_.steps() + decisions_; }
 
@@ -322,7 +490,18 @@ class FleetRun {
   int64_t decisions_ = 0;
   int64_t windows_ = 0;
   int64_t snapshots_ = 0;
+  SimTime window_end_ = 0;  // the last window's end
+  // Checkpoints: when the next is due, the number of the last one written (or restored
+  // from), the first this process writes, and the out-of-grid lookups counted before it.
+  SimTime next_checkpoint_;
+  int64_t checkpoint_sequence_ = 0;
+  int64_t first_sequence_ = 1;
+  int64_t restored_out_of_grid_ = 0;
 };
+
+// A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
+// this size changes with it (checkpoint_support.cc says what to do).
+static_assert(sizeof(FleetRun) == 1560, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

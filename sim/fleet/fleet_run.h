@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include <mpi.h>
 
@@ -34,6 +35,20 @@
 
 namespace fleetsim {
 
+// Checkpoints of a run (docs/CHECKPOINT.md): a consistent snapshot at a window boundary,
+// and a run continued from one to the tables the uninterrupted run writes.
+struct CheckpointOptions {
+  std::string dir;           // write checkpoints here ("": none)
+  SimTime every = 0;         // at the first window boundary at or past each multiple of this
+  std::string restart;       // continue from the checkpoint here ("": from the start)
+  uint64_t inputs = 0;       // the fingerprint of the run's inputs, saved with each checkpoint
+  std::string build;         // this fleetsim's version, saved with each checkpoint
+  std::string command_line;  // the run's, saved (a restart keeps the first run's)
+  // For tests: every rank kills itself (SIGKILL) once checkpoint `kill_after` of this
+  // process is in place (0: never) -- a run dying at the worst moment, on purpose.
+  int64_t kill_after = 0;
+};
+
 struct FleetRunOptions {
   uint64_t seed = 0;
   int threads = 1;  // TBB threads per rank
@@ -44,6 +59,7 @@ struct FleetRunOptions {
   // Asked at each window boundary: 0, or the number of a signal that asks the run to stop
   // (SIGINT, SIGTERM). Any rank's request stops every rank there with FleetInterrupted.
   std::function<int()> interrupted;
+  CheckpointOptions checkpoint;
 };
 
 // Thrown on every rank when a rank's `interrupted` asked the run to stop; nothing has

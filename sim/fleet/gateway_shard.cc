@@ -139,4 +139,32 @@ int32_t GatewayShard::Route(const RoutedRequest& routed) {
   return instance;
 }
 
+std::vector<int32_t> GatewayShard::ids() const {
+  std::vector<int32_t> ids;
+  for (const Gateway& gateway : gateways_)
+    ids.push_back(gateway.id);
+  return ids;
+}
+
+bool GatewayShard::Holds(int32_t id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < index_of_.size() &&
+         index_of_[static_cast<std::size_t>(id)] >= 0;
+}
+
+void GatewayShard::SaveGateway(int32_t id, CheckpointWriter& w) const {
+  const Gateway& gateway =
+      gateways_.at(static_cast<std::size_t>(index_of_.at(static_cast<std::size_t>(id))));
+  w.U64(gateway.routers.size());
+  for (const Router& router : gateway.routers)
+    router.Save(w);
+}
+
+void GatewayShard::LoadGateway(int32_t id, CheckpointReader& r) {
+  Gateway& gateway =
+      gateways_.at(static_cast<std::size_t>(index_of_.at(static_cast<std::size_t>(id))));
+  r.Require(r.U64() == gateway.routers.size(), "gateway's router count");
+  for (Router& router : gateway.routers)
+    router.Load(r);
+}
+
 }  // namespace fleetsim

@@ -61,6 +61,13 @@ class GatewayShard {
   // disaggregated-serving proxy and llm-d's P/D scheduler do.
   int32_t RouteDecode(const RoutedRequest& request, int32_t instance);
 
+  // Checkpoints (docs/CHECKPOINT.md), by gateway id: the ids held here, and gateway `id`'s
+  // routers saved or loaded (Load only for a gateway held here, into routers built alike).
+  std::vector<int32_t> ids() const;
+  bool Holds(int32_t id) const;
+  void SaveGateway(int32_t id, CheckpointWriter& w) const;
+  void LoadGateway(int32_t id, CheckpointReader& r);
+
  private:
   struct Gateway {
     int32_t id = 0;

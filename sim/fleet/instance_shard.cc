@@ -356,4 +356,44 @@ std::vector<InstanceShard::StepRows> InstanceShard::Steps() const {
   return steps;
 }
 
+std::vector<int32_t> InstanceShard::ids() const {
+  std::vector<int32_t> ids;
+  for (const auto& local : locals_)
+    ids.push_back(local->id);
+  return ids;
+}
+
+void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
+  const Local& local =
+      *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
+  local.engine->Save(w);
+  w.Pod(local.reported);
+  w.I64(local.steps_seen);
+  w.Pods(local.steps);
+  w.Pods(local.tally);
+  w.Pod(local.row);
+}
+
+void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
+  Local& local = *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
+  local.engine->Load(r);
+  local.reported = r.Pod<InstanceLoad>();
+  local.steps_seen = r.I64();
+  local.steps = r.Pods<output::StepRow>();
+  local.tally = r.Pods<TokenTally>();
+  const output::InstanceRow row = r.Pod<output::InstanceRow>();
+  r.Require(row.id == id && row.pool_blocks == local.row.pool_blocks, "instance row");
+  local.row = row;
+  steps_ += local.steps_seen;
+}
+
+void InstanceShard::Restored() {
+  for (std::size_t i = 0; i < locals_.size(); ++i) {
+    const auto local = static_cast<int32_t>(i);
+    locals_[i]->key = kNever;
+    Requeue(local);
+    Touch(local);
+  }
+}
+
 }  // namespace fleetsim

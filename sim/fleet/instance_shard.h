@@ -84,6 +84,20 @@ class InstanceShard {
   };
   std::vector<StepRows> Steps() const;
 
+  // Checkpoints (docs/CHECKPOINT.md), by instance id: the ids held here; instance `id`'s
+  // engine and what the shard keeps of it (its last reported load, /instances totals,
+  // /steps rows) saved, or loaded into the fresh instance held here; Restored() once every
+  // instance here is loaded (the event queue, and every instance looked at in the next
+  // load snapshot -- those that did not change since the last report send nothing).
+  std::vector<int32_t> ids() const;
+  bool Holds(int32_t id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < local_of_.size() &&
+           local_of_[static_cast<std::size_t>(id)] >= 0;
+  }
+  void SaveInstance(int32_t id, CheckpointWriter& w) const;
+  void LoadInstance(int32_t id, CheckpointReader& r);
+  void Restored();
+
  private:
   struct Local;
   void Requeue(int32_t local);

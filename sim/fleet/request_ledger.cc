@@ -37,4 +37,30 @@ std::vector<output::SummaryRow> RequestLedger::Summaries(MPI_Comm comm) {
   return rows;
 }
 
+void RequestLedger::Save(CheckpointWriter& w) const {
+  w.U64(groups_.size());
+  w.U64(models_.size());
+  for (const std::vector<SummaryBuilder>* builders : {&groups_, &models_}) {
+    for (const SummaryBuilder& s : *builders)
+      s.Save(w);
+  }
+  fleet_.Save(w);
+  w.Bool(keep_rows_);
+  w.Pods(rows_);
+  w.I64(settled_);
+}
+
+void RequestLedger::LoadMerge(CheckpointReader& r) {
+  r.Require(r.U64() == groups_.size() && r.U64() == models_.size(), "summary groups");
+  for (std::vector<SummaryBuilder>* builders : {&groups_, &models_}) {
+    for (SummaryBuilder& s : *builders)
+      s.LoadMerge(r);
+  }
+  fleet_.LoadMerge(r);
+  r.Require(r.Bool() == keep_rows_, "request-rows setting");
+  const std::vector<output::RequestRow> rows = r.Pods<output::RequestRow>();
+  rows_.insert(rows_.end(), rows.begin(), rows.end());
+  settled_ += r.I64();
+}
+
 }  // namespace fleetsim

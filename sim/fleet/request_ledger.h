@@ -40,6 +40,11 @@ class RequestLedger {
   // one), then "fleet" -- on every rank.
   std::vector<output::SummaryRow> Summaries(MPI_Comm comm);
 
+  // The rows kept and the summaries so far (docs/CHECKPOINT.md); LoadMerge adds a saved
+  // ledger to this one -- a run restarted on fewer ranks merges several ranks'.
+  void Save(CheckpointWriter& w) const;
+  void LoadMerge(CheckpointReader& r);
+
  private:
   SloConfig slo_;
   bool keep_rows_;

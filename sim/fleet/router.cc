@@ -220,6 +220,34 @@ void Router::Observe(int32_t instance, const RouteRequest& request) {
   state.Mark(index);
 }
 
+void Router::Save(CheckpointWriter& w) const {
+  const State& state = *state_;
+  w.Pods(state.view.outstanding);
+  w.Pods(state.view.kv_used);
+  w.Pods(state.snapshot);
+  w.Pods(state.differs);
+  state.picker->Save(w);
+}
+
+void Router::Load(CheckpointReader& r) {
+  State& state = *state_;
+  const std::size_t n = state.view.targets.size();
+  state.view.outstanding = r.Pods<int64_t>();
+  state.view.kv_used = r.Pods<int64_t>();
+  state.snapshot = r.Pods<InstanceLoad>();
+  state.differs = r.Pods<int32_t>();
+  r.Require(state.view.outstanding.size() == n && state.view.kv_used.size() == n &&
+                state.snapshot.size() == n,
+            "router view size");
+  state.listed.assign(n, 0);
+  for (const int32_t index : state.differs) {
+    r.Require(index >= 0 && static_cast<size_t>(index) < n, "router entry");
+    state.listed[static_cast<size_t>(index)] = 1;
+  }
+  state.picker->Refreshed();  // its trees from the loaded view: the same as kept in step
+  state.picker->Load(r);
+}
+
 const RouterConfig& Router::config() const {
   return state_->config;
 }

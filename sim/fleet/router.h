@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cluster/routing_policy.h"
+#include "core/checkpoint_io.h"
 
 namespace fleetsim {
 
@@ -82,6 +83,11 @@ class Router {
   void Observe(int32_t instance, const RouteRequest& request);
 
   const RouterConfig& config() const;
+
+  // The view, the last snapshot, the entries that differ from it and the policy's own
+  // state (docs/CHECKPOINT.md); Load into a router built alike.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
 
  private:
   struct State;

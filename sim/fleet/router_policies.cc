@@ -23,6 +23,11 @@ class RoundRobinPicker final : public Picker {
     next_ = next_ + 1 == n_ ? 0 : next_ + 1;
     return chosen;
   }
+  void Save(CheckpointWriter& w) const override { w.I32(next_); }
+  void Load(CheckpointReader& r) override {
+    next_ = r.I32();
+    r.Require(next_ >= 0 && next_ < n_, "round-robin position");
+  }
 
  private:
   int32_t n_;
@@ -34,6 +39,8 @@ class WeightedRoundRobinPicker final : public Picker {
  public:
   explicit WeightedRoundRobinPicker(const LoadView& view) : wrr_(view.weights) {}
   int32_t Pick(const RouteRequest&) override { return wrr_.Next(); }
+  void Save(CheckpointWriter& w) const override { wrr_.Save(w); }
+  void Load(CheckpointReader& r) override { wrr_.Load(r); }
 
  private:
   SmoothWeightedRoundRobin wrr_;
@@ -69,6 +76,9 @@ class Sampler {
     return Locate(r);
   }
 
+  void Save(CheckpointWriter& w) const { w.U64(rng_.state()); }
+  void Load(CheckpointReader& r) { rng_ = Rng(r.U64()); }
+
  private:
   // Uniform in [0, bound) by rejection: exact, and the same everywhere.
   uint64_t Below(uint64_t bound) {
@@ -95,6 +105,8 @@ class RandomPicker final : public Picker {
   RandomPicker(const LoadView& view, bool weighted, uint64_t stream_seed)
       : sampler_(view, weighted, stream_seed) {}
   int32_t Pick(const RouteRequest&) override { return sampler_.Draw(); }
+  void Save(CheckpointWriter& w) const override { sampler_.Save(w); }
+  void Load(CheckpointReader& r) override { sampler_.Load(r); }
 
  private:
   Sampler sampler_;
@@ -128,6 +140,8 @@ class PowerOfTwoPicker final : public Picker {
     const int32_t high = std::max(a, b);
     return Less{&view_}(high, low) ? high : low;
   }
+  void Save(CheckpointWriter& w) const override { sampler_.Save(w); }
+  void Load(CheckpointReader& r) override { sampler_.Load(r); }
 
  private:
   const LoadView& view_;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "cluster/routing_policy.h"
+#include "core/checkpoint_io.h"
 #include "fleet/router.h"
 #include "fleet/router_view.h"
 
@@ -26,6 +27,10 @@ class Picker {
   virtual void Changed(int32_t /*index*/) {}
   // Any number of the view's entries changed (a whole new snapshot).
   virtual void Refreshed() {}
+  // What the picker holds beyond the view -- a random stream, a round-robin position
+  // (docs/CHECKPOINT.md); Load follows a Refreshed() on the loaded view.
+  virtual void Save(CheckpointWriter& /*w*/) const {}
+  virtual void Load(CheckpointReader& /*r*/) {}
 };
 
 // `view` must outlive the picker and keep its address; its targets and weights are final.

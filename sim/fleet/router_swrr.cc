@@ -50,6 +50,20 @@ int32_t SmoothWeightedRoundRobin::Next() {
   return chosen;
 }
 
+void SmoothWeightedRoundRobin::Save(CheckpointWriter& w) const {
+  w.U64(weights_.size());
+  for (size_t i = 0; i < weights_.size(); ++i)
+    w.Pod(Current(static_cast<int32_t>(i)));
+}
+
+void SmoothWeightedRoundRobin::Load(CheckpointReader& r) {
+  r.Require(r.U64() == weights_.size(), "weighted round-robin size");
+  for (Wide& base : base_)
+    base = r.Pod<Wide>();
+  step_ = 0;
+  Rebase();  // step 0 of a new epoch at the saved weights: the same order from here
+}
+
 SmoothWeightedRoundRobin::Wide SmoothWeightedRoundRobin::Current(int32_t i) const {
   const auto index = static_cast<size_t>(i);
   return Wide{step_} * weights_[index] + base_[index];

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/checkpoint_io.h"
+
 namespace fleetsim::router_internal {
 
 class SmoothWeightedRoundRobin {
@@ -27,6 +29,9 @@ class SmoothWeightedRoundRobin {
 
   // The next item's index.
   int32_t Next();
+  // The current weights (everything the next picks depend on); Load re-bases on them.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
 
  private:
   __extension__ typedef __int128 Wide;

@@ -114,4 +114,27 @@ std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::str
   return rows;
 }
 
+void Timeseries::Save(CheckpointWriter& w) const {
+  w.I64(next_sample_);
+  w.U64(buckets_.size());
+  for (const auto& [bucket, cells] : buckets_) {
+    w.I64(bucket);
+    w.Pods(cells);
+  }
+}
+
+void Timeseries::LoadAdd(CheckpointReader& r, bool add) {
+  next_sample_ = r.I64();
+  const uint64_t n = r.Count(16);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t bucket = r.I64();
+    const Cells cells = r.Pods<int64_t>();
+    r.Require(bucket >= 0 && cells.size() == groups_ * kFields, "time series interval");
+    if (!add) continue;
+    Cells& sums = At(bucket);
+    for (std::size_t k = 0; k < cells.size(); ++k)
+      sums[k] += cells[k];
+  }
+}
+
 }  // namespace fleetsim

@@ -19,6 +19,7 @@
 
 #include <mpi.h>
 
+#include "core/checkpoint_io.h"
 #include "core/sim_time.h"
 #include "output/run_tables.h"
 
@@ -57,6 +58,12 @@ class Timeseries {
   // Takes back the state samples of interval starts after `t` (a window sampled ahead,
   // and nothing happened there after all); their token counts stay.
   void ForgetSamplesAfter(SimTime t);
+
+  // This rank's sums so far (docs/CHECKPOINT.md); LoadAdd adds saved sums to these --
+  // a run restarted on fewer ranks adds several ranks' -- and takes the sample position,
+  // the same on every rank (`add` false: only that).
+  void Save(CheckpointWriter& w) const;
+  void LoadAdd(CheckpointReader& r, bool add = true);
 
   // Collective over `comm`: every rank's sums added; the rows (group by group, then per
   // series of `sums` -- each a name and the groups it adds up, e.g. a role's -- then the

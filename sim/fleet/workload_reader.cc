@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/hash64.h"
+#include "core/input_error.h"
 
 namespace fleetsim {
 
@@ -46,6 +47,17 @@ void WorkloadReader::ShipBefore(SimTime stop, std::vector<std::vector<std::byte>
     if (next->request.arrival >= stop) break;
     const RoutedRequest r = Take();
     AppendRoutedRequest(r, outgoing[static_cast<std::size_t>(RankOfGateway(r.gateway, ranks))]);
+  }
+}
+
+void WorkloadReader::SkipTo(int64_t taken) {
+  while (source_ != nullptr && this->taken() < taken) {
+    if (Peek() == nullptr)
+      throw InputError(source_->path(), 0, "workload",
+                       "ends after " + std::to_string(read_) + " requests, before the " +
+                           std::to_string(taken) +
+                           " the checkpoint had read (not the workload it was written for)");
+    Take();
   }
 }
 

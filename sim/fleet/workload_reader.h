@@ -39,6 +39,11 @@ class WorkloadReader {
   void ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing);
   // After a read error: nothing more comes from the stream.
   void Abandon();
+  // Requests handed on (shipped or taken) so far: the workload position a checkpoint
+  // saves. SkipTo reads and drops that many from a fresh source, so the next one read is
+  // the one the checkpointed run would read next (an InputError if the workload ends first).
+  int64_t taken() const { return read_ - (peeked_ ? 1 : 0); }
+  void SkipTo(int64_t taken);
 
   // Requests read so far; the workload's size once exhausted (0 off the reader rank).
   int64_t read() const { return read_; }

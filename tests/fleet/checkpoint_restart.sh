@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Checkpoint and restart (docs/CHECKPOINT.md): a run killed with SIGKILL after a
+# checkpoint and restarted from it writes the same /requests, /instances, /summary,
+# /timeseries (and /steps) as the uninterrupted run, and the same /provenance counters --
+# restarted at (1 -> 1), (2 -> 2) and (2 -> 1) ranks. The kill is a real SIGKILL each rank
+# sends itself right after the chosen checkpoint is in place
+# (FLEETSIM_TEST_KILL_AFTER_CHECKPOINT), so the test does not race the run.
+#   checkpoint_restart.sh <fleetsim> <mpiexec> <source dir> <case>
+# Cases:
+#   default  the 64-instance default fleet (prefix caching, least_outstanding over load
+#            snapshots) on a generator workload (1,500 requests);
+#   streams  the same fleet under power_of_two (each gateway's random stream) and weighted
+#            round robin (the smooth WRR position);
+#   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
+#            state checkpoints in the block pool) on a trace with shared prefixes, with
+#            --trace-steps; one restart checkpoints again, is killed again and restarted.
+#   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
+#            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
+#            a foreign manifest, options alone. (The refusal of features checkpoints do not
+#            cover is tested in checkpoint_parts_test: no cluster config key reaches one yet.)
+set -euo pipefail
+fleetsim=$1 mpiexec=$2 source=$3 case=$4
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+tables="requests instances summary timeseries"
+
+counters() {  # an HDF5 file: its /provenance counters, one "name value" a line
+  local name
+  for name in steps events windows load_snapshots out_of_grid_lookups; do
+    echo "$name $(h5dump -a "/provenance/$name" "$1" | sed -n 's/^ *(0): //p')"
+  done
+}
+command_line() { h5dump -d /provenance/command_line "$1" | sed -n "s/^ *(0): //p"; }
+launch() {  # ranks, then run arguments
+  local ranks=$1
+  shift
+  if [[ $ranks == 1 ]]; then
+    "$fleetsim" run --quiet "$@"
+  else
+    "$mpiexec" -np "$ranks" --oversubscribe "$fleetsim" run --quiet "$@"
+  fi
+}
+same() {  # a finished run's name: the uninterrupted run's tables and counters
+  local t
+  "$fleetsim" export --csv "$1.h5" > /dev/null
+  for t in $tables; do
+    if ! cmp -s "base.$t.csv" "$1.$t.csv"; then
+      echo "FAIL: /$t of $1 differs from the uninterrupted run's:"
+      diff "base.$t.csv" "$1.$t.csv" | head -5
+      exit 1
+    fi
+  done
+  counters "$1.h5" > "$1.counters"
+  if ! diff base.counters "$1.counters"; then
+    echo "FAIL: the /provenance counters of $1 differ from the uninterrupted run's (above)"
+    exit 1
+  fi
+}
+killed_after() {  # checkpoint number, ranks, output, then run arguments: dies by SIGKILL
+  local n=$1 ranks=$2 output=$3 rc=0
+  shift 3
+  FLEETSIM_TEST_KILL_AFTER_CHECKPOINT=$n launch "$ranks" --output "$output" "$@" \
+    > killed.log 2>&1 || rc=$?
+  if [[ $rc == 0 || -e $output ]]; then
+    echo "FAIL: the run was to be killed after checkpoint $n (exit $rc, output left: $([[ -e $output ]] && echo yes || echo no))"
+    cat killed.log
+    exit 1
+  fi
+}
+
+# label, checkpoint interval (simulated s), then the run's arguments.
+run_case() {
+  local label=$1 every=$2 t
+  shift 2
+  # The uninterrupted run; one that checkpoints along the way writes the same.
+  "$fleetsim" run --quiet --output base.h5 "$@"
+  "$fleetsim" export --csv base.h5 > /dev/null
+  counters base.h5 > base.counters
+  "$fleetsim" run --quiet --output "$label-plain.h5" "$@" --checkpoint plain-$label \
+    --checkpoint-every "$every"
+  same "$label-plain"
+  if ! grep -q '^sequence [3-9]' plain-$label/manifest && ! grep -q '^sequence [1-9][0-9]' plain-$label/manifest; then
+    echo "FAIL: $label: expected three checkpoints or more"
+    cat plain-$label/manifest
+    exit 1
+  fi
+  local pair from to name dir
+  for pair in 1:1 2:2 2:1; do
+    from=${pair%:*} to=${pair#*:}
+    name=$label-${from}to$to dir=ckpt-$name
+    killed_after 2 "$from" "$name.h5" "$@" --checkpoint "$dir" --checkpoint-every "$every"
+    launch "$to" --output "$name.h5" "$@" --restart "$dir"
+    same "$name"
+    # /provenance names the command line that began the run.
+    if [[ "$(command_line "$name.h5")" != *"--checkpoint $dir"* ]]; then
+      echo "FAIL: $name: /provenance's command line is not the first run's: $(command_line "$name.h5")"
+      exit 1
+    fi
+    echo "ok: $label killed after checkpoint 2 at $from rank(s), restarted at $to: same tables and counters"
+  done
+}
+
+traffic() {  # seed, requests, rate, [more lines]: traffic.yaml, chat-like lengths
+  cat > traffic.yaml <<YAML
+generator:
+  seed: $1
+  num_requests: $2
+  arrivals: {process: poisson, rate_per_s: $3}
+  input_tokens: {distribution: lognormal, median: 600, sigma: 0.8, min: 16, max: 8000}
+  output_tokens: {distribution: lognormal, median: 180, sigma: 0.7, min: 8, max: 1500}
+${4:-}
+YAML
+}
+
+case $case in
+  default)
+    traffic 11 1500 100.0 "  hash_block_size: 16"
+    run_case default 3 --cluster "$source/cluster_configs/default_fleet.yaml" \
+      --workload traffic.yaml --seed 3
+    ;;
+  streams)
+    traffic 5 1000 120.0
+    for form in "power_of_two false" "round_robin true"; do
+      set -- $form
+      sed -e "s/^  policy: .*/  policy: $1/" -e "s/^  capacity_weighted: .*/  capacity_weighted: $2/" \
+        "$source/cluster_configs/default_fleet.yaml" > fleet-$1.yaml
+      run_case "$1" 2 --cluster fleet-$1.yaml --workload traffic.yaml --seed 7
+    done
+    ;;
+  hybrid)
+    cat > hybrid.yaml <<YAML
+name: hybrid_pair
+slo: {ttft_s: 3.0, tpot_s: 0.1}
+instance_groups:
+  - name: qwen27b
+    model: qwen3.8-27b
+    hardware: RTX-PRO-6000
+    bundle: analytic
+    tp: 1
+    replicas: 2
+    engine: {enable_prefix_caching: true, gpu_memory_utilization: 0.9}
+gateways: {count: 3, policy: prefix_affinity}
+YAML
+    tables="requests instances summary timeseries steps"
+    trace=$source/runs/examples/shared_prefix_sessions.jsonl
+    run_case hybrid 15 --cluster hybrid.yaml --workload "$trace" --trace-steps
+    # A restarted run that checkpoints again, is killed again, and is restarted again.
+    killed_after 2 2 again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps \
+      --checkpoint again --checkpoint-every 15
+    killed_after 2 1 again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps \
+      --checkpoint again --checkpoint-every 15 --restart again
+    grep -q '^sequence 4$' again/manifest || { echo "FAIL: expected checkpoint 4"; cat again/manifest; exit 1; }
+    launch 2 --output again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps --restart again
+    same again
+    echo "ok: hybrid killed twice (2 ranks, then 1), restarted at 2: same tables and counters"
+    ;;
+  bad)
+    traffic 3 400 100.0
+    cluster=$source/cluster_configs/default_fleet.yaml
+    args=(--cluster "$cluster" --workload traffic.yaml)
+    killed_after 2 2 bad.h5 "${args[@]}" --checkpoint good --checkpoint-every 1
+    refused() {  # expected text, ranks, then run arguments: exit 2, one fleetsim line, no output
+      local expected=$1 ranks=$2 rc=0
+      shift 2
+      launch "$ranks" --output bad.h5 "$@" > refused.out 2> refused.err || rc=$?
+      local lines
+      lines=$(grep -c '^fleetsim:' refused.err || true)  # mpirun adds its own report
+      if [[ $rc != 2 || $lines != 1 || -e bad.h5 ]] || ! grep -qF -- "$expected" refused.err; then
+        echo "FAIL: expected exit 2 and one line with '$expected'; got exit $rc, output file: $([[ -e bad.h5 ]] && echo yes || echo no):"
+        cat refused.err
+        exit 1
+      fi
+      echo "ok: refused: $(cat refused.err)"
+    }
+    refused "manifest: inputs: written for other inputs" 1 "${args[@]}" --seed 9 --restart good
+    refused "manifest: inputs: written for other inputs" 2 "${args[@]}" --horizon 3 --restart good
+    refused "manifest is missing" 1 "${args[@]}" --restart nowhere
+    refused "--checkpoint-every: needs --checkpoint DIR" 1 "${args[@]}" --checkpoint-every 5
+    refused "--checkpoint: needs --checkpoint-every" 1 "${args[@]}" --checkpoint somewhere
+    refused "--checkpoint-every: must be a positive" 1 "${args[@]}" --checkpoint c --checkpoint-every 0
+    file1=$(ls good/ckpt-*-rank-1.bin)
+    cp -r good damaged
+    truncate -s -100 "damaged/$(basename "$file1")"
+    refused "$(basename "$file1"): checkpoint:" 1 "${args[@]}" --restart damaged
+    grep -q "truncated or replaced" refused.err
+    rm -r damaged && cp -r good damaged
+    printf 'X' | dd of="damaged/$(basename "$file1")" bs=1 seek=5000 conv=notrunc status=none
+    refused "checksum differs from the manifest's (corrupt)" 2 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    rm "damaged/$(basename "$file1")"
+    refused "missing (the manifest lists it)" 1 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    sed -i 's/^fleetsim-checkpoint 1$/fleetsim-checkpoint 7/' damaged/manifest
+    refused "manifest:1: format: checkpoint format 7" 1 "${args[@]}" --restart damaged
+    rm -r damaged && cp -r good damaged
+    head -c 150 good/manifest > damaged/manifest
+    refused "(truncated manifest?)" 1 "${args[@]}" --restart damaged
+    # The good checkpoint still restarts, at 1 rank, after all that.
+    launch 1 --output good.h5 "${args[@]}" --restart good
+    [[ -s good.h5 ]]
+    echo "ok: the undamaged checkpoint restarts"
+    ;;
+  *)
+    echo "unknown case $case"
+    exit 2
+    ;;
+esac
