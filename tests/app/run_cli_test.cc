@@ -138,6 +138,41 @@ TEST_F(RunCli, HybridStepsAndHitsAlignTo784) {
   EXPECT_EQ(Csv("hybrid.instances.csv")[0].at("block_size"), "784");
 }
 
+// The shipped MTP example as the README runs it: only the speculating group drafts, at
+// most k = 2 drafts per decoding request in a step, never more accepted than drafted, and
+// every token a step emitted is one its requests produced.
+TEST_F(RunCli, TheMtpExampleDraftsOnlyInItsSpeculatingGroup) {
+  const auto r = RunFleetsim("run --quiet --trace-steps --cluster " +
+                             ProjectFile("cluster_configs/hybrid27b_mtp.yaml") + " --workload " +
+                             ProjectFile("runs/examples/shared_prefix_sessions.jsonl") +
+                             " --output " + Path("mtp.h5"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("mtp.h5")).exit_code, 0);
+  std::map<std::string, std::string> group_of;
+  for (const auto& instance : Csv("mtp.instances.csv"))
+    group_of[instance.at("id")] = instance.at("group");
+  std::map<std::string, int64_t> output_of_group, generated_of_group, drafts_of_group;
+  int64_t accepted = 0;
+  for (const auto& request : Csv("mtp.requests.csv")) {
+    EXPECT_EQ(request.at("state"), "finished") << request.at("id");
+    output_of_group[group_of.at(request.at("instance"))] += std::stoll(request.at("output_tokens"));
+  }
+  for (const auto& step : Csv("mtp.steps.csv")) {
+    const std::string& group = group_of.at(step.at("instance"));
+    const int64_t drafts = std::stoll(step.at("draft_tokens"));
+    const int64_t accepted_here = std::stoll(step.at("accepted_tokens"));
+    EXPECT_LE(drafts, 2 * std::stoll(step.at("decodes")));
+    EXPECT_LE(accepted_here, drafts);
+    generated_of_group[group] += std::stoll(step.at("generated_tokens"));
+    drafts_of_group[group] += drafts;
+    accepted += accepted_here;
+  }
+  EXPECT_EQ(drafts_of_group["qwen27b-h200"], 0);
+  EXPECT_GT(drafts_of_group["qwen27b-h200-mtp"], 0);
+  EXPECT_GT(accepted, 0);
+  EXPECT_EQ(generated_of_group, output_of_group);
+}
+
 // A bundle measured on another GPU runs (a proxy can be deliberate), but the run says so,
 // naming the group's line; the same bundle on its own GPU says nothing.
 TEST_F(RunCli, ABundleForAnotherGpuIsRunWithAWarning) {

@@ -191,8 +191,8 @@ YAML
     rm "damaged/$(basename "$file1")"
     refused "missing (the manifest lists it)" 1 "${args[@]}" --restart damaged
     rm -r damaged && cp -r good damaged
-    sed -i 's/^fleetsim-checkpoint 1$/fleetsim-checkpoint 7/' damaged/manifest
-    refused "manifest:1: format: checkpoint format 7" 1 "${args[@]}" --restart damaged
+    sed -i -E 's/^fleetsim-checkpoint [0-9]+$/fleetsim-checkpoint 99/' damaged/manifest
+    refused "manifest:1: format: checkpoint format 99" 1 "${args[@]}" --restart damaged
     rm -r damaged && cp -r good damaged
     head -c 150 good/manifest > damaged/manifest
     refused "(truncated manifest?)" 1 "${args[@]}" --restart damaged
