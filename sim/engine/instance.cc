@@ -403,7 +403,7 @@ bool Instance::FastDecode(SimTime until) {
 void Instance::RunUntil(SimTime until) {
   while (now_ < until) {
     if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
-    ReleaseSentUpTo(now_);
+    if (!sending_.empty()) ReleaseSentUpTo(now_);  // only prefill instances send
     AdmitArrivalsUpTo(now_);
     if (FastDecode(until)) continue;
     if (scheduler_.idle()) {

@@ -45,7 +45,11 @@ void AppendRoutedRequest(const RoutedRequest& routed, std::vector<std::byte>& bu
   Put(buffer, routed.instance);
   Put(buffer, routed.instance_arrival);
   Put(buffer, routed.decode_instance);
-  Put(buffer, routed.prefill);
+  // Only a request handed over by a prefill instance carries its prefill leg: a mixed
+  // fleet's messages stay as short as before disaggregation.
+  const bool handed_over = routed.prefill.instance >= 0;
+  Put(buffer, static_cast<uint8_t>(handed_over ? 1 : 0));
+  if (handed_over) Put(buffer, routed.prefill);
   Put(buffer, r.arrival);
   Put(buffer, r.input_tokens);
   Put(buffer, r.output_tokens);
@@ -73,7 +77,7 @@ std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes)
     routed.instance = in.Get<int32_t>();
     routed.instance_arrival = in.Get<SimTime>();
     routed.decode_instance = in.Get<int32_t>();
-    routed.prefill = in.Get<PrefillLeg>();
+    if (in.Get<uint8_t>() != 0) routed.prefill = in.Get<PrefillLeg>();
     r.arrival = in.Get<SimTime>();
     r.input_tokens = in.Get<int64_t>();
     r.output_tokens = in.Get<int64_t>();

@@ -31,6 +31,13 @@ TEST(RoutedRequest, SurvivesTheWire) {
     r.request.hashes_cover_partial_block = i == 1;
     if (i == 1) r.request.block_hashes = {1, 2, UINT64_MAX};
     if (i == 2) r.request.model = "llama-3.1-70b";
+    if (i == 1) {  // handed over by prefill instance 3 to decode instance 7
+      r.decode_instance = 7;
+      r.prefill.instance = 3;
+      r.prefill.arrival = 122000000;
+      r.prefill.transfer_end = 123456000;
+      r.prefill.transfer_bytes = 390070272;
+    }
     AppendRoutedRequest(r, buffer);
   }
   const std::vector<RoutedRequest> got = ParseRoutedRequests(buffer);
@@ -49,7 +56,19 @@ TEST(RoutedRequest, SurvivesTheWire) {
               sent[i].request.hashes_cover_partial_block);
     EXPECT_EQ(got[i].request.block_hashes, sent[i].request.block_hashes);
     EXPECT_EQ(got[i].request.model, sent[i].request.model);
+    EXPECT_EQ(got[i].decode_instance, sent[i].decode_instance);
+    EXPECT_EQ(got[i].prefill.instance, sent[i].prefill.instance);
+    EXPECT_EQ(got[i].prefill.arrival, sent[i].prefill.arrival);
+    EXPECT_EQ(got[i].prefill.transfer_end, sent[i].prefill.transfer_end);
+    EXPECT_EQ(got[i].prefill.transfer_bytes, sent[i].prefill.transfer_bytes);
   }
+  // A request no prefill instance handed over does not carry the (unset) prefill leg.
+  std::vector<std::byte> plain, handed;
+  AppendRoutedRequest(sent[0], plain);
+  RoutedRequest with_leg = sent[0];
+  with_leg.prefill.instance = 0;
+  AppendRoutedRequest(with_leg, handed);
+  EXPECT_EQ(handed.size(), plain.size() + sizeof(PrefillLeg));
   buffer.pop_back();
   EXPECT_THROW(ParseRoutedRequests(buffer), std::runtime_error);
 }
