@@ -624,7 +624,7 @@ TEST_F(PrefillDecodeCli, EveryRequestGoesFromAPrefillToADecodeInstanceInTimeOrde
   ASSERT_EQ(summary.size(), 3u);
   for (const char* group : {"p", "d", "fleet"}) {
     const auto row = std::find_if(summary.begin(), summary.end(),
-                                  [&](const auto& r) { return r.at("group") == group; });
+                                  [&](const auto& s) { return s.at("group") == group; });
     ASSERT_NE(row, summary.end()) << group;
     EXPECT_EQ(row->at("requests"), "12") << group;
     EXPECT_EQ(row->at("finished"), "12") << group;
