@@ -14,7 +14,7 @@ namespace fleetsim {
 // Save/Load (and bump kCheckpointFormat, fleet/checkpoint_files.h). Then update the size.
 // Engine state has its own guards beside its Save (engine/request.cc, engine/instance.cc).
 static_assert(sizeof(ClusterConfig) == 232, "ClusterConfig changed: see the note above");
-static_assert(sizeof(InstanceGroupConfig) == 1984, "InstanceGroupConfig changed: see above");
+static_assert(sizeof(InstanceGroupConfig) == 1992, "InstanceGroupConfig changed: see above");
 static_assert(sizeof(GatewaysConfig) == 56, "GatewaysConfig changed: see the note above");
 static_assert(sizeof(EngineConfig) == 328, "EngineConfig changed: see the note above");
 static_assert(sizeof(ResolvedEngineConfig) == 568, "ResolvedEngineConfig changed: see above");
@@ -35,6 +35,11 @@ std::optional<std::string> CheckpointRefusal(const FleetSetup& fleet) {
       return group + "speculative decoding (speculative_config) is not covered by checkpoints yet";
     // A prefill/decode fleet has KV transfers in flight (sent blocks held on the prefill
     // side, hand-offs between windows) that no part saves yet.
+    // A data-parallel instance's lock-step state (its ranks, the wave, the front end's
+    // published counts, requests not yet given a rank) is not saved yet.
+    if (fleet.cluster.groups[g].dp > 1)
+      return group + "dp " + std::to_string(fleet.cluster.groups[g].dp) +
+             " (data parallelism with expert parallelism) is not covered by checkpoints yet";
     if (fleet.cluster.groups[g].role != InstanceRole::kMixed)
       return group + "role " + std::string(InstanceRoleName(fleet.cluster.groups[g].role)) +
              " (prefill/decode disaggregation) is not covered by checkpoints yet";
