@@ -61,93 +61,136 @@ int64_t I(const Row& row, const std::string& column) {
   return std::stoll(row.at(column));
 }
 
-TEST_F(DpRunCli, TheExampleStepsInLockStepAndFinishesEveryRequest) {
-  const auto r =
-      RunFleetsim("run --quiet --trace-steps --cluster " +
-                  ProjectFile("cluster_configs/moe_dp_ep.yaml") + " --workload " +
-                  ProjectFile("runs/examples/moe_traffic.yaml") + " --output " + Path("dp.h5"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_EQ(RunFleetsim("export --csv " + Path("dp.h5")).exit_code, 0);
+// What one DP instance's /steps rows showed.
+struct DpSteps {
+  int64_t waves = 0;     // runs of back-to-back lock-steps that ended before a gap
+  int64_t all_idle = 0;  // lock-steps where every rank ran a dummy batch
+  int64_t one_idle = 0;  // lock-steps where one rank idled beside a busy one
+};
 
-  // Instances 0-1: TP 2; 2-3: DP 2 x TP 1, with twice a rank's KV blocks.
-  const auto instances = Csv("dp.instances.csv");
-  ASSERT_EQ(instances.size(), 4u);
-  std::map<int64_t, int64_t> lock_steps;  // by DP instance: /instances.steps
-  for (const Row& row : instances) {
-    const int64_t id = I(row, "id");
-    EXPECT_EQ(I(row, "dp"), id < 2 ? 1 : 2) << id;
-    EXPECT_EQ(I(row, "tp"), id < 2 ? 2 : 1) << id;
-    if (id >= 2) lock_steps[id] = I(row, "steps");
-  }
+// Runs `workload` on the example cluster with --trace-steps and checks what holds for any
+// traffic: every request finishes; instances 0-1 are TP 2, 2-3 DP 2 x TP 1; a DP
+// instance's rows come one per rank per lock-step, both ranks' rows of a lock-step
+// lasting as long; a dummy row generates nothing; the rows' tokens are the requests'
+// outputs; a wave (lock-steps back to back) ends only at a multiple of 32. Returns, per DP
+// instance, what its rows showed, and in `ranks_used` the (instance, rank) pairs that
+// served requests.
+class DpExampleRun : public DpRunCli {
+ protected:
+  std::map<int64_t, DpSteps> RunAndCheck(const std::string& workload, std::size_t requests_total,
+                                         std::set<std::pair<int64_t, int64_t>>* ranks_used) {
+    const auto r = RunFleetsim("run --quiet --trace-steps --cluster " +
+                               ProjectFile("cluster_configs/moe_dp_ep.yaml") + " --workload " +
+                               workload + " --output " + Path("dp.h5"));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(RunFleetsim("export --csv " + Path("dp.h5")).exit_code, 0);
 
-  // Every request finishes; a DP instance's name the rank that served them, both used.
-  std::map<int64_t, int64_t> output_of;  // by instance
-  std::set<std::pair<int64_t, int64_t>> ranks_used;
-  const auto requests = Csv("dp.requests.csv");
-  ASSERT_EQ(requests.size(), 600u);
-  for (const Row& row : requests) {
-    EXPECT_EQ(row.at("state"), "finished") << row.at("id");
-    const int64_t instance = I(row, "instance"), rank = I(row, "dp_rank");
-    output_of[instance] += I(row, "output_tokens");
-    if (instance < 2) {
-      EXPECT_EQ(rank, -1) << row.at("id");
-    } else {
-      EXPECT_TRUE(rank == 0 || rank == 1) << row.at("id");
-      ranks_used.insert({instance, rank});
+    const auto instances = Csv("dp.instances.csv");
+    EXPECT_EQ(instances.size(), 4u);
+    std::map<int64_t, int64_t> lock_steps;  // by DP instance: /instances.steps
+    for (const Row& row : instances) {
+      const int64_t id = I(row, "id");
+      EXPECT_EQ(I(row, "dp"), id < 2 ? 1 : 2) << id;
+      EXPECT_EQ(I(row, "tp"), id < 2 ? 2 : 1) << id;
+      if (id >= 2) lock_steps[id] = I(row, "steps");
     }
-  }
-  EXPECT_EQ(ranks_used.size(), 4u);
 
-  // /steps of a DP instance: per lock-step (by start) one row of each rank, in rank order,
-  // with one duration; lock-steps back to back within a wave, each wave a multiple of 32
-  // lock-steps; dummy rows (no tokens) where a rank idled.
-  struct LockStep {
-    int64_t duration = -1;
-    std::vector<int64_t> ranks;
-    int dummies = 0;
-  };
-  std::map<int64_t, std::map<int64_t, LockStep>> by_instance;  // instance -> start -> step
-  std::map<int64_t, int64_t> generated_of;
-  for (const Row& row : Csv("dp.steps.csv")) {
-    const int64_t instance = I(row, "instance");
-    generated_of[instance] += I(row, "generated_tokens");
-    if (instance < 2) {
-      EXPECT_EQ(I(row, "dp_rank"), -1);
-      continue;
-    }
-    LockStep& step = by_instance[instance][I(row, "start_ns")];
-    if (step.duration >= 0) EXPECT_EQ(I(row, "duration_ns"), step.duration);
-    step.duration = I(row, "duration_ns");
-    step.ranks.push_back(I(row, "dp_rank"));
-    const bool dummy = I(row, "prefill_tokens") == 0 && I(row, "decodes") == 0;
-    if (dummy) {
-      EXPECT_EQ(I(row, "generated_tokens"), 0);
-      ++step.dummies;
-    }
-  }
-  EXPECT_EQ(generated_of, output_of);
-  ASSERT_EQ(by_instance.size(), 2u);
-  for (const auto& [instance, steps] : by_instance) {
-    EXPECT_EQ(static_cast<int64_t>(steps.size()), lock_steps.at(instance)) << instance;
-    int64_t wave = 0, waves = 0, all_idle = 0, one_idle = 0;
-    int64_t end = -1;
-    for (const auto& [start, step] : steps) {
-      EXPECT_EQ(step.ranks, (std::vector<int64_t>{0, 1})) << instance << " at " << start;
-      if (start != end && wave > 0) {
-        EXPECT_EQ(wave % 32, 0) << "instance " << instance << ": a wave of " << wave
-                                << " lock-steps ended before " << start;
-        ++waves;
-        wave = 0;
+    std::map<int64_t, int64_t> output_of;  // by instance
+    const auto requests = Csv("dp.requests.csv");
+    EXPECT_EQ(requests.size(), requests_total);
+    for (const Row& row : requests) {
+      EXPECT_EQ(row.at("state"), "finished") << row.at("id");
+      const int64_t instance = I(row, "instance"), rank = I(row, "dp_rank");
+      output_of[instance] += I(row, "output_tokens");
+      if (instance < 2) {
+        EXPECT_EQ(rank, -1) << row.at("id");
+      } else {
+        EXPECT_TRUE(rank == 0 || rank == 1) << row.at("id");
+        ranks_used->insert({instance, rank});
       }
-      ++wave;
-      all_idle += step.dummies == 2 ? 1 : 0;
-      one_idle += step.dummies == 1 ? 1 : 0;
-      end = start + step.duration;
     }
-    EXPECT_EQ(wave % 32, 0) << "instance " << instance << ": the last wave";
-    EXPECT_GT(waves, 0) << instance;
-    EXPECT_GT(all_idle, 0) << instance;  // the waves' trailing dummy steps
-    EXPECT_GT(one_idle, 0) << instance;  // and one rank idle beside a busy one
+
+    struct LockStep {
+      int64_t duration = -1;
+      std::vector<int64_t> ranks;
+      int dummies = 0;
+    };
+    std::map<int64_t, std::map<int64_t, LockStep>> by_instance;  // instance -> start -> step
+    std::map<int64_t, int64_t> generated_of;
+    for (const Row& row : Csv("dp.steps.csv")) {
+      const int64_t instance = I(row, "instance");
+      generated_of[instance] += I(row, "generated_tokens");
+      if (instance < 2) {
+        EXPECT_EQ(I(row, "dp_rank"), -1);
+        continue;
+      }
+      LockStep& step = by_instance[instance][I(row, "start_ns")];
+      if (step.duration >= 0) {
+        EXPECT_EQ(I(row, "duration_ns"), step.duration);
+      }
+      step.duration = I(row, "duration_ns");
+      step.ranks.push_back(I(row, "dp_rank"));
+      if (I(row, "prefill_tokens") == 0 && I(row, "decodes") == 0) {
+        EXPECT_EQ(I(row, "generated_tokens"), 0);
+        ++step.dummies;
+      }
+    }
+    EXPECT_EQ(generated_of, output_of);
+
+    std::map<int64_t, DpSteps> shown;
+    for (const auto& [instance, steps] : by_instance) {
+      EXPECT_EQ(static_cast<int64_t>(steps.size()), lock_steps.at(instance)) << instance;
+      DpSteps& seen = shown[instance];
+      int64_t wave = 0, end = -1;
+      for (const auto& [start, step] : steps) {
+        EXPECT_EQ(step.ranks, (std::vector<int64_t>{0, 1})) << instance << " at " << start;
+        if (start != end && wave > 0) {
+          EXPECT_EQ(wave % 32, 0) << "instance " << instance << ": a wave of " << wave
+                                  << " lock-steps ended before " << start;
+          ++seen.waves;
+          wave = 0;
+        }
+        ++wave;
+        seen.all_idle += step.dummies == 2 ? 1 : 0;
+        seen.one_idle += step.dummies == 1 ? 1 : 0;
+        end = start + step.duration;
+      }
+      EXPECT_EQ(wave % 32, 0) << "instance " << instance << ": the last wave";
+    }
+    return shown;
+  }
+};
+
+// The README's example: busy enough that both ranks of each DP instance serve requests,
+// one rank idling beside a busy one, and every wave padded out with dummy lock-steps.
+TEST_F(DpExampleRun, TheExampleStepsInLockStepAndFinishesEveryRequest) {
+  std::set<std::pair<int64_t, int64_t>> ranks_used;
+  const auto shown = RunAndCheck(ProjectFile("runs/examples/moe_traffic.yaml"), 600, &ranks_used);
+  EXPECT_EQ(ranks_used.size(), 4u);
+  ASSERT_EQ(shown.size(), 2u);
+  for (const auto& [instance, seen] : shown) {
+    EXPECT_GT(seen.all_idle, 0) << instance;  // the waves' trailing dummy steps
+    EXPECT_GT(seen.one_idle, 0) << instance;  // and one rank idle beside a busy one
+  }
+}
+
+// Requests 20 s apart, each done in well under a second: every DP instance that served one
+// idles between them, so its lock-steps come in several waves, each ended at a 32-step
+// check (RunAndCheck) and padded with lock-steps where both ranks are idle.
+TEST_F(DpExampleRun, SparseTrafficEndsEachWaveAtAThirtyTwoStepCheck) {
+  Write("sparse.yaml",
+        "generator:\n"
+        "  seed: 3\n"
+        "  num_requests: 16\n"
+        "  arrivals: {process: constant, rate_per_s: 0.05}\n"
+        "  input_tokens: {distribution: fixed, value: 200}\n"
+        "  output_tokens: {distribution: fixed, value: 20}\n");
+  std::set<std::pair<int64_t, int64_t>> ranks_used;
+  const auto shown = RunAndCheck(Path("sparse.yaml"), 16, &ranks_used);
+  ASSERT_EQ(shown.size(), 2u);
+  for (const auto& [instance, seen] : shown) {
+    EXPECT_GT(seen.waves, 1) << instance;
+    EXPECT_GT(seen.all_idle, 0) << instance;
   }
 }
 
