@@ -11,11 +11,14 @@
 #   pd           cluster_configs/pd_llama8b.yaml (4 prefill, 6 decode instances), long
 #                prompts sharing prefixes: every request goes from a prefill instance to
 #                a decode instance with its times in order before the layouts are compared.
+#   pd_node      the same P/D fleet with `placement: spread` (both nodes hold prefill and
+#                decode instances) and `decode_scope: node`: each request's decode instance
+#                is on its prefill instance's node, checked before the layouts are compared.
 #   moe_dp       cluster_configs/moe_dp_ep.yaml (Qwen3-30B-A3B: two TP 2 instances, two
 #                DP 2 expert-parallel ones): every request on a DP instance names the DP
 #                rank that served it (both ranks of each serve), the others -1.
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
-#                  [default|multi_model|pd|moe_dp]
+#                  [default|multi_model|pd|pd_node|moe_dp]
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5 fleet=${6:-default}
@@ -47,8 +50,16 @@ case $fleet in
       }
     }' > "$workload"
     ;;
-  pd)
+  pd | pd_node)
     cluster=$source/cluster_configs/pd_llama8b.yaml
+    if [[ $fleet == pd_node ]]; then
+      sed -e 's/^    nodes: 2 .*/    nodes: 2\n    placement: spread/' \
+        -e 's/^  decode_policy: \(.*\)/  decode_policy: \1\n  decode_scope: node/' \
+        "$cluster" > "$work/pd_node.yaml"
+      grep -q '^    placement: spread$' "$work/pd_node.yaml"
+      grep -q '^  decode_scope: node$' "$work/pd_node.yaml"
+      cluster=$work/pd_node.yaml
+    fi
     workload=$work/pd.jsonl
     expected_rows=1000 expected_instances=10
     # 50 requests/s for 20 s of long prompts; 30 conversations share prefixes.
@@ -74,7 +85,7 @@ case $fleet in
     }' > "$workload"
     ;;
   *)
-    echo "unknown fleet '$fleet' (default, multi_model, pd, moe_dp)"
+    echo "unknown fleet '$fleet' (default, multi_model, pd, pd_node, moe_dp)"
     exit 2
     ;;
 esac
@@ -122,7 +133,7 @@ if [[ $fleet == multi_model ]]; then
   echo "  every request on its model's groups; $unserved for qwen3-32b rejected (no_model)"
 fi
 
-if [[ $fleet == pd ]]; then
+if [[ $fleet == pd || $fleet == pd_node ]]; then
   # /requests: ..., prefill_instance, decode_instance, transfer_start_ns, transfer_end_ns,
   # transfer_bytes, state, reason. Instances 0-3 prefill, 4-9 decode. Every request that
   # reached a decode instance came from a prefill one, and its times are ordered: arrival
@@ -146,6 +157,25 @@ if [[ $fleet == pd ]]; then
       $d >= 0' "$work/single.requests.csv" | wc -l)
   [[ $handed -gt 0 ]] || { echo "no request reached a decode instance"; exit 1; }
   echo "  $handed requests went from a prefill to a decode instance, in order"
+fi
+
+if [[ $fleet == pd_node ]]; then
+  # /instances: id, ..., node; every handed-over request stays on its prefill node, and
+  # both nodes hand requests over.
+  away=$(awk -F, 'FNR == 1 { for (c = 1; c <= NF; ++c) col[$c] = c; next }
+      FILENAME ~ /instances/ { node[$col["id"]] = $col["node"]; next }
+      $col["decode_instance"] >= 0 {
+        p = $col["prefill_instance"]; d = $col["decode_instance"]
+        if (node[p] != node[d]) print; else used[node[p]] = 1
+      }
+      END { if (!(0 in used) || !(1 in used)) print "not both nodes handed requests over" }' \
+    "$work/single.instances.csv" "$work/single.requests.csv" | head -3)
+  if [[ -n $away ]]; then
+    echo "requests decoded off their prefill node:"
+    echo "$away"
+    exit 1
+  fi
+  echo "  every hand-off stayed on its node, on both nodes"
 fi
 
 if [[ $fleet == moe_dp ]]; then
