@@ -8,9 +8,12 @@
 namespace fleetsim {
 namespace {
 
-class SingleEngine final : public FleetEngine {
+// The calls an Instance and a DpEngine answer alike, forwarded; each adapter adds what
+// differs (records with DP ranks, step observers, KV blocks).
+template <typename Engine>
+class ForwardingEngine : public FleetEngine {
  public:
-  explicit SingleEngine(std::unique_ptr<Instance> engine) : engine_(std::move(engine)) {}
+  explicit ForwardingEngine(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
   void Arrive(std::unique_ptr<Request> request, SimTime arrival) override {
     engine_->Arrive(std::move(request), arrival);
@@ -18,6 +21,21 @@ class SingleEngine final : public FleetEngine {
   void RunUntil(SimTime until) override { engine_->RunUntil(until); }
   SimTime NextEventTime() const override { return engine_->NextEventTime(); }
   void FlushPending() override { engine_->FlushPending(); }
+  int64_t steps() const override { return engine_->steps(); }
+  SimTime busy_time() const override { return engine_->busy_time(); }
+  SimTime last_active() const override { return engine_->last_active(); }
+  int64_t outstanding() const override { return engine_->outstanding(); }
+  int64_t num_running() const override { return engine_->num_running(); }
+  int64_t num_waiting() const override { return engine_->num_waiting(); }
+
+ protected:
+  std::unique_ptr<Engine> engine_;
+};
+
+class SingleEngine final : public ForwardingEngine<Instance> {
+ public:
+  using ForwardingEngine::ForwardingEngine;
+
   std::vector<RequestRecord> TakeRecords(std::vector<int32_t>& dp_ranks) override {
     dp_ranks.clear();
     return engine_->TakeRecords();
@@ -25,32 +43,17 @@ class SingleEngine final : public FleetEngine {
   void OnStep(StepObserver observer) override {
     engine_->OnStep([observer = std::move(observer)](const StepRecord& s) { observer(-1, s); });
   }
-  int64_t steps() const override { return engine_->steps(); }
-  SimTime busy_time() const override { return engine_->busy_time(); }
-  SimTime last_active() const override { return engine_->last_active(); }
-  int64_t outstanding() const override { return engine_->outstanding(); }
-  int64_t num_running() const override { return engine_->num_running(); }
-  int64_t num_waiting() const override { return engine_->num_waiting(); }
   int64_t kv_used_blocks() const override {
     return engine_->kv_cache().num_usable_blocks() - engine_->kv_cache().num_free_blocks();
   }
   int64_t kv_usable_blocks() const override { return engine_->kv_cache().num_usable_blocks(); }
   Instance* single() override { return engine_.get(); }
-
- private:
-  std::unique_ptr<Instance> engine_;
 };
 
-class DataParallelEngine final : public FleetEngine {
+class DataParallelEngine final : public ForwardingEngine<DpEngine> {
  public:
-  explicit DataParallelEngine(std::unique_ptr<DpEngine> engine) : engine_(std::move(engine)) {}
+  using ForwardingEngine::ForwardingEngine;
 
-  void Arrive(std::unique_ptr<Request> request, SimTime arrival) override {
-    engine_->Arrive(std::move(request), arrival);
-  }
-  void RunUntil(SimTime until) override { engine_->RunUntil(until); }
-  SimTime NextEventTime() const override { return engine_->NextEventTime(); }
-  void FlushPending() override { engine_->FlushPending(); }
   std::vector<RequestRecord> TakeRecords(std::vector<int32_t>& dp_ranks) override {
     return engine_->TakeRecords(&dp_ranks);
   }
@@ -59,17 +62,8 @@ class DataParallelEngine final : public FleetEngine {
       observer(static_cast<int32_t>(rank), s);
     });
   }
-  int64_t steps() const override { return engine_->steps(); }
-  SimTime busy_time() const override { return engine_->busy_time(); }
-  SimTime last_active() const override { return engine_->last_active(); }
-  int64_t outstanding() const override { return engine_->outstanding(); }
-  int64_t num_running() const override { return engine_->num_running(); }
-  int64_t num_waiting() const override { return engine_->num_waiting(); }
   int64_t kv_used_blocks() const override { return engine_->kv_used_blocks(); }
   int64_t kv_usable_blocks() const override { return engine_->kv_usable_blocks(); }
-
- private:
-  std::unique_ptr<DpEngine> engine_;
 };
 
 }  // namespace
