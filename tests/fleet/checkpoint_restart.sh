@@ -14,10 +14,19 @@
 #   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
 #            state checkpoints in the block pool) on a trace with shared prefixes, with
 #            --trace-steps; one restart checkpoints again, is killed again and restarted.
+#   pd       the prefill/decode fleet of cluster_configs/pd_llama8b.yaml on a short run of
+#            long prompts, killed at a checkpoint taken while KV transfers are in flight
+#            (checked: some request's transfer spans the checkpoint): prefill-side blocks
+#            held until sent, link occupancy, requests in transit to decode instances (on
+#            another rank at 2 ranks, on the same one at 1), the decode routers' streams;
+#   mtp      cluster_configs/hybrid27b_mtp.yaml (two instances speculating with k = 2
+#            drafts, two not) on a short workload, with --trace-steps (the /steps drafts
+#            and accepted columns compared too);
 #   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
 #            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
 #            a foreign manifest, options alone. (The refusal of features checkpoints do not
-#            cover is tested in checkpoint_parts_test: no cluster config key reaches one yet.)
+#            cover is tested in checkpoint_parts_test: every feature a fleet can use is
+#            covered today.)
 set -euo pipefail
 fleetsim=$1 mpiexec=$2 source=$3 case=$4
 work=$(mktemp -d)
@@ -154,6 +163,38 @@ YAML
     launch 2 --output again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps --restart again
     same again
     echo "ok: hybrid killed twice (2 ranks, then 1), restarted at 2: same tables and counters"
+    ;;
+  pd)
+    cat > pd_traffic.yaml <<YAML
+generator:
+  seed: 23
+  num_requests: PD_REQUESTS
+  arrivals: {process: poisson, rate_per_s: PD_RATE}
+  input_tokens: {distribution: lognormal, median: 3000, sigma: 0.6, min: 64, max: 16000}
+  output_tokens: {distribution: lognormal, median: 60, sigma: 0.6, min: 8, max: 400}
+  hash_block_size: 16
+YAML
+    run_case pd PD_EVERY --cluster "$source/cluster_configs/pd_llama8b.yaml" \
+      --workload pd_traffic.yaml
+    # The checkpoint the runs were killed after (number 2) caught KV transfers in flight:
+    # requests whose decode instance was reading their KV at its window boundary.
+    at=$(sed -n 's/^window_end //p' ckpt-pd-1to1/manifest)
+    spanning=$(awk -F, -v at="$at" '
+      NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+      $col["transfer_start_ns"] >= 0 && $col["transfer_start_ns"] <= at &&
+        $col["transfer_end_ns"] > at { ++n }
+      END { print n + 0 }' base.requests.csv)
+    if [[ -z $at || $spanning -lt 1 ]]; then
+      echo "FAIL: pd: no KV transfer in flight at the checkpoint (window end ${at:-?} ns)"
+      exit 1
+    fi
+    echo "ok: pd: $spanning KV transfer(s) in flight at the checkpoint restarted from ($at ns)"
+    ;;
+  mtp)
+    traffic 13 MTP_REQUESTS MTP_RATE
+    tables="requests instances summary timeseries steps"
+    run_case mtp MTP_EVERY --cluster "$source/cluster_configs/hybrid27b_mtp.yaml" \
+      --workload traffic.yaml --trace-steps
     ;;
   bad)
     traffic 3 400 100.0
