@@ -86,6 +86,11 @@ NodePoolConfig ReadPool(const YamlSection& p, const std::string& base_dir) {
   pool.spec = ReadHardware(p, base_dir);
   pool.nodes = kPoolNodes.Get(p);
   pool.gpus_per_node = kPoolGpusPerNode.Find(p).value_or(CatalogGpusPerNode(pool.spec));
+  const std::string placement(kPoolPlacement.Read(p));
+  if (placement != "first_fit" && placement != "spread")
+    p.Fail(kPoolPlacement.key(),
+           "unknown placement '" + placement + "' (accepted: first_fit, spread)");
+  pool.spread = placement == "spread";
   return pool;
 }
 
@@ -272,7 +277,8 @@ std::string PoolDemand(const ClusterConfig& config, const std::string& pool, int
 }
 
 // First fit: each instance, in id order, takes the first node of its pool with TP free
-// GPUs, starting at that node's next free GPU.
+// GPUs, starting at that node's next free GPU. Spread: the node with the most free GPUs
+// (ties: the lowest), so that consecutive groups share the nodes.
 std::vector<InstancePlacement> Place(const ClusterConfig& config,
                                      const std::vector<YamlSection>& group_sections) {
   std::vector<std::vector<int>> used(config.pools.size());
@@ -290,6 +296,11 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
       std::size_t node = 0;
       while (node < used[p].size() && used[p][node] + tp > pool.gpus_per_node)
         ++node;
+      if (pool.spread) {
+        for (std::size_t n = node + 1; n < used[p].size(); ++n) {
+          if (used[p][n] < used[p][node]) node = n;
+        }
+      }
       if (node == used[p].size()) {
         int asked = 0;
         const std::string demand = PoolDemand(config, pool.name, asked);
@@ -297,8 +308,8 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
         std::string why =
             "the groups on it ask for " + std::to_string(asked) + " GPUs (" + demand + ")";
         if (asked <= capacity) {
-          why +=
-              ", but first-fit placement leaves no node with " + std::to_string(tp) + " free GPUs";
+          why += ", but " + std::string(pool.spread ? "spread" : "first-fit") +
+                 " placement leaves no node with " + std::to_string(tp) + " free GPUs";
         }
         group_sections[g].Fail(
             "replicas", "node pool '" + pool.name + "' (" + std::to_string(pool.nodes) +
@@ -335,6 +346,11 @@ void ReadGateways(const YamlSection& s, GatewaysConfig& gateways) {
                                            "' (accepted: " + Join(RoutingPolicyNames()) + ")");
   }
   gateways.decode_policy = *decode_policy;
+  const std::string scope(kGatewayDecodeScope.Read(s));
+  if (scope != "fleet" && scope != "node")
+    s.Fail(kGatewayDecodeScope.key(),
+           "unknown decode scope '" + scope + "' (accepted: fleet, node)");
+  gateways.decode_on_same_node = scope == "node";
   router.capacity_weighted = kCapacityWeighted.Read(s);
   gateways.staleness_s = kStalenessS.Read(s);
   router.prefix_blocks = kPrefixBlocks.Read(s);

@@ -42,6 +42,7 @@ struct NodePoolConfig {
   HardwareSpec spec;     // its links (NVLink for TP all-reduce) come from the catalog entry
   int nodes = 1;
   int gpus_per_node = 0;  // default: the catalog's; placement and the TP check use this
+  bool spread = false;    // placement: spread (most free GPUs first) instead of first_fit
   bool implicit = false;  // made for a group that named only `hardware:` (named after it)
   int line = 0;           // of the pool's entry (of the group's, for an implicit pool)
 };
@@ -91,6 +92,9 @@ struct GatewaysConfig {
   // settings as `router` but the policy).
   RoutingPolicy decode_policy =
       *ParseRoutingPolicy(cluster_settings::kGatewayDecodePolicy.Default());
+  // decode_scope: node -- the decode instance is picked among those on the prefill
+  // instance's own node (its KV then moves over the node's GPU links), not the fleet's.
+  bool decode_on_same_node = false;
   // The load view refreshes every staleness_s, rounded up to whole windows.
   double staleness_s = cluster_settings::kStalenessS.Default();
 };
@@ -107,7 +111,8 @@ struct LatencyConfig {
 // on that node (TP ranks take consecutive GPUs of one node). Instances are numbered in
 // group order, then replica order; this is the instance id everywhere. Placement is first
 // fit: each instance, in id order, takes the first node of its pool with TP free GPUs,
-// starting at that node's next free GPU.
+// starting at that node's next free GPU -- or, on a pool with `placement: spread`, the
+// node with the most free GPUs (the lowest such node on a tie).
 struct InstancePlacement {
   int32_t group = 0;
   int32_t replica = 0;

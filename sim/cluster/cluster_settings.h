@@ -46,6 +46,10 @@ inline constexpr Setting<int> kPoolNodes{
 inline constexpr Setting<int> kPoolGpusPerNode{{"gpus_per_node", T::kInteger, R::AtLeast(1), "GPUs",
                                                 "the catalog's node.gpus_per_node",
                                                 "GPUs per node"}};
+// Where instances land on the pool's nodes: first_fit packs them, spread puts each on the
+// node with the most free GPUs (a prefill and a decode group then share every node).
+inline constexpr Setting<std::string_view> kPoolPlacement{
+    {"placement", T::kString, R::Any(), "", "", "first_fit or spread"}, "first_fit"};
 
 // instance_groups[i].
 inline constexpr Setting<std::string_view> kGroupName{
@@ -88,6 +92,12 @@ inline constexpr Setting<std::string_view> kGatewayDecodePolicy{
     {"decode_policy", T::kString, R::Any(), "", "",
      "The routing policy picking a prefill group's decode instance"},
     "least_kv"};
+// Where a prefill instance's decode instance may be: anywhere (fleet) or on its own node
+// (node), so that every KV transfer stays on the node's GPU links.
+inline constexpr Setting<std::string_view> kGatewayDecodeScope{
+    {"decode_scope", T::kString, R::Any(), "", "",
+     "fleet, or node: decode instances on the prefill instance's node only"},
+    "fleet"};
 inline constexpr Setting<bool> kCapacityWeighted{
     {"capacity_weighted", T::kBool, R::Any(), "", "", "Weigh instances by capacity"}, false};
 inline constexpr Setting<double> kStalenessS{

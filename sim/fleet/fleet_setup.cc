@@ -76,6 +76,38 @@ void CheckRoles(const ClusterConfig& cluster, const FleetSetup& fleet) {
   }
 }
 
+// gateways.decode_scope: node -- a prefill instance's decode instance is one on its own
+// node, so each prefill instance needs a decode instance of its model there, and a decode
+// instance with no prefill instance of its model on its node would get nothing: both are
+// refused, naming the instance and its node.
+void CheckDecodeScope(const ClusterConfig& cluster, const FleetSetup& fleet) {
+  if (!cluster.gateways.decode_on_same_node) return;
+  const std::vector<InstancePlacement>& placed = cluster.placement;
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const InstanceGroupConfig& group = cluster.groups[static_cast<std::size_t>(placed[i].group)];
+    if (group.role == InstanceRole::kMixed) continue;
+    const InstanceRole partner =
+        group.role == InstanceRole::kPrefill ? InstanceRole::kDecode : InstanceRole::kPrefill;
+    const int32_t model = fleet.model_of_group[static_cast<std::size_t>(placed[i].group)];
+    bool found = false;
+    for (std::size_t j = 0; j < placed.size() && !found; ++j) {
+      const auto other = static_cast<std::size_t>(placed[j].group);
+      found = cluster.groups[other].role == partner && fleet.model_of_group[other] == model &&
+              placed[j].pool == placed[i].pool && placed[j].node == placed[i].node;
+    }
+    if (found) continue;
+    const NodePoolConfig& pool = cluster.pools[static_cast<std::size_t>(placed[i].pool)];
+    throw InputError(group.file, group.LineOf("role"), "instance_groups." + group.name + ".role",
+                     "gateways.decode_scope is node, but instance " + std::to_string(i) + " (" +
+                         std::string(InstanceRoleName(group.role)) + ", replica " +
+                         std::to_string(placed[i].replica) + ") on node " +
+                         std::to_string(placed[i].node) + " of pool '" + pool.name + "' has no " +
+                         std::string(InstanceRoleName(partner)) +
+                         " instance of its model on that node; give the pool placement: spread, "
+                         "or change the replicas so that every node holds both");
+  }
+}
+
 }  // namespace
 
 FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& analytic_bundle) {
@@ -132,6 +164,7 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
                          "'model:': give the group a shorter served_model_name");
   }
   CheckRoles(cluster, fleet);
+  CheckDecodeScope(cluster, fleet);
   std::vector<double> capacity;
   for (const EngineSetup& setup : fleet.groups)
     capacity.push_back(ReferenceCapacity(setup));

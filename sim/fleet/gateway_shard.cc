@@ -1,5 +1,6 @@
 #include "fleet/gateway_shard.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,8 @@ RoutingTable RoutingTableOf(const FleetSetup& fleet) {
         {info.id, info.capacity, setup.num_blocks, static_cast<int32_t>(setup.layout.block_size)});
     table.model_of_target.push_back(fleet.model_of_group[group]);
     table.role_of_target.push_back(fleet.cluster.groups[group].role);
+    table.node_of_target.push_back(std::to_string(info.placement.pool) + ":" +
+                                   std::to_string(info.placement.node));
   }
   return table;
 }
@@ -37,31 +40,52 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
       throw std::invalid_argument("GatewayShard: targets must be instances 0..n-1 in order");
   }
   // Each model's instances that gateways route to (all but decode instances); a model
-  // served by every one of them shares the fleet's router. Decode instances, per model,
-  // have routers of their own.
+  // served by every one of them shares the fleet's router. Decode instances have routers
+  // of their own: one per model, or per model and node when the decode instance must be on
+  // the prefill instance's node (decode_scope: node).
+  const bool by_node = config.decode_on_same_node;
+  if (by_node && table.node_of_target.size() != table.targets.size())
+    throw std::invalid_argument("GatewayShard: decode_scope node needs every target's node");
+  auto decode_key = [&](std::size_t target) {
+    const std::string& model = table.models.at(static_cast<std::size_t>(model_of_target_[target]));
+    return by_node ? model + "@" + table.node_of_target[target] : model;
+  };
   std::vector<RouteTarget> front;
   std::vector<std::vector<RouteTarget>> subsets(table.models.size());
-  std::vector<std::vector<RouteTarget>> decode_subsets(table.models.size());
+  std::vector<std::string> decode_keys;  // in the order of their first decode instance
+  std::vector<std::vector<RouteTarget>> decode_subsets;
   for (std::size_t i = 0; i < table.targets.size(); ++i) {
     const auto model = static_cast<std::size_t>(model_of_target_[i]);
     if (role_of_target_[i] == InstanceRole::kDecode) {
-      decode_subsets.at(model).push_back(table.targets[i]);
+      const std::string key = decode_key(i);
+      auto k = static_cast<std::size_t>(std::find(decode_keys.begin(), decode_keys.end(), key) -
+                                        decode_keys.begin());
+      if (k == decode_keys.size()) {
+        decode_keys.push_back(key);
+        decode_subsets.emplace_back();
+      }
+      decode_subsets[k].push_back(table.targets[i]);
       continue;
     }
     front.push_back(table.targets[i]);
     subsets.at(model).push_back(table.targets[i]);
   }
   int32_t routers = 1;
-  int32_t decode_routers = 0;
   for (std::size_t m = 0; m < table.models.size(); ++m) {
     model_index_.emplace(table.models[m], static_cast<int32_t>(m));
     const bool everyone = subsets[m].size() == front.size();
     router_of_model_.push_back(everyone || subsets[m].empty() ? 0 : routers++);
-    decode_router_of_model_.push_back(decode_subsets[m].empty() ? -1 : decode_routers++);
+  }
+  decode_router_of_target_.assign(table.targets.size(), -1);
+  for (std::size_t i = 0; i < table.targets.size(); ++i) {
+    if (role_of_target_[i] != InstanceRole::kPrefill) continue;
+    const auto found = std::find(decode_keys.begin(), decode_keys.end(), decode_key(i));
+    if (found != decode_keys.end())
+      decode_router_of_target_[i] = static_cast<int32_t>(found - decode_keys.begin());
   }
   RouterConfig decode_config = config.router;
   decode_config.policy = config.decode_policy;
-  if (decode_routers > 0 && UsesLoad(config.decode_policy)) uses_load_ = true;
+  if (!decode_keys.empty() && UsesLoad(config.decode_policy)) uses_load_ = true;
   index_of_.assign(static_cast<std::size_t>(config.count), -1);
   for (int32_t g = 0; g < config.count; ++g) {
     if (RankOfGateway(g, size) != rank) continue;
@@ -72,11 +96,10 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
       if (router_of_model_[m] != 0)
         gateway.routers.emplace_back(config.router, subsets[m],
                                      StreamSeedOfGateway(seed, g, table.models[m]));
-      if (decode_router_of_model_[m] >= 0)
-        gateway.decode_routers.emplace_back(
-            decode_config, decode_subsets[m],
-            StreamSeedOfGateway(seed, g, "decode:" + table.models[m]));
     }
+    for (std::size_t k = 0; k < decode_keys.size(); ++k)
+      gateway.decode_routers.emplace_back(decode_config, decode_subsets[k],
+                                          StreamSeedOfGateway(seed, g, "decode:" + decode_keys[k]));
     gateways_.push_back(std::move(gateway));
   }
 }
@@ -110,9 +133,10 @@ RouteRequest GatewayShard::QueryOf(const RoutedRequest& routed) const {
 int32_t GatewayShard::RouteDecode(const RoutedRequest& routed, int32_t instance) {
   const auto target = static_cast<std::size_t>(instance);
   if (instance < 0 || role_of_target_.at(target) != InstanceRole::kPrefill) return kNoInstance;
-  const int32_t chooser =
-      decode_router_of_model_.at(static_cast<std::size_t>(model_of_target_[target]));
-  if (chooser < 0) throw std::logic_error("a prefill instance's model has no decode group");
+  const int32_t chooser = decode_router_of_target_.at(target);
+  if (chooser < 0)
+    throw std::logic_error("prefill instance " + std::to_string(instance) +
+                           " has no decode instance in its scope");
   return GatewayOf(routed).decode_routers[static_cast<std::size_t>(chooser)].Route(QueryOf(routed));
 }
 

@@ -34,6 +34,9 @@ struct RoutingTable {
   // Each target's role (docs/DISAGGREGATION.md): gateways route to mixed and prefill
   // instances; a decode instance is chosen for a request routed to a prefill instance.
   std::vector<InstanceRole> role_of_target;
+  // Each target's node ("pool:node"), read only under gateways.decode_scope: node, where a
+  // prefill instance's decode instance is picked among those on its node. Empty: unknown.
+  std::vector<std::string> node_of_target;
 };
 RoutingTable RoutingTableOf(const FleetSetup& fleet);
 
@@ -55,10 +58,10 @@ class GatewayShard {
   // The instance the request's gateway (which must live on this rank) sends it to, or
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);
-  // For a request just routed to `instance`: the decode instance of its model chosen by
-  // the gateway's decode router (gateways.decode_policy, its own stream), or kNoInstance
-  // when `instance` is not a prefill instance. The gateway picks both at arrival, as vLLM's
-  // disaggregated-serving proxy and llm-d's P/D scheduler do.
+  // For a request just routed to `instance`: the decode instance of its model (on its node,
+  // under decode_scope: node) chosen by the gateway's decode router (gateways.decode_policy,
+  // its own stream), or kNoInstance when `instance` is not a prefill instance. The gateway picks
+  // both at arrival, as vLLM's disaggregated-serving proxy and llm-d's P/D scheduler do.
   int32_t RouteDecode(const RoutedRequest& request, int32_t instance);
 
   // Checkpoints (docs/CHECKPOINT.md), by gateway id: the ids held here, and gateway `id`'s
@@ -71,8 +74,10 @@ class GatewayShard {
  private:
   struct Gateway {
     int32_t id = 0;
-    std::vector<Router> routers;         // [0]: every instance; then per model, as router_of_model_
-    std::vector<Router> decode_routers;  // per model with decode groups: decode_router_of_model_
+    std::vector<Router> routers;  // [0]: every instance; then per model, as router_of_model_
+    // Per model with decode groups (per model and node under decode_scope: node), as
+    // decode_router_of_target_ indexes them.
+    std::vector<Router> decode_routers;
   };
   RouteRequest QueryOf(const RoutedRequest& routed) const;
   Gateway& GatewayOf(const RoutedRequest& routed);
@@ -82,7 +87,7 @@ class GatewayShard {
   std::unordered_map<std::string, int32_t> model_index_;  // served name -> model
   std::vector<int32_t> router_of_model_;  // 0 when the model's groups are every instance
   std::vector<InstanceRole> role_of_target_;
-  std::vector<int32_t> decode_router_of_model_;  // -1: the model has no decode group
+  std::vector<int32_t> decode_router_of_target_;  // -1: not a prefill instance
   std::vector<Gateway> gateways_;
   std::vector<int32_t> index_of_;  // by gateway id; -1 when another rank holds it
 };

@@ -227,8 +227,13 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
       ledger.Add(RequestRowOf(record, instance.id, gateway, delays_), instance.group);
       continue;
     }
+    // The prefill group's /summary row counts it too (docs/OUTPUT.md); the fleet's once.
+    const int32_t prefill_group =
+        leg->second.instance >= 0
+            ? fleet_.instances.at(static_cast<std::size_t>(leg->second.instance)).group
+            : -1;
     ledger.Add(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
-               instance.group);
+               instance.group, prefill_group);
     instance.legs.erase(leg);
   }
 }

@@ -13,12 +13,14 @@ RequestLedger::RequestLedger(const ClusterConfig& cluster, const std::vector<std
   }
 }
 
-void RequestLedger::Add(const output::RequestRow& row, int32_t group) {
+void RequestLedger::Add(const output::RequestRow& row, int32_t group, int32_t prefill_group) {
   if (group >= 0) {
     const auto g = static_cast<std::size_t>(group);
     groups_[g].Add(row, slo_);
     if (!models_.empty()) models_[static_cast<std::size_t>(model_of_group_[g])].Add(row, slo_);
   }
+  if (prefill_group >= 0 && prefill_group != group)
+    groups_.at(static_cast<std::size_t>(prefill_group)).Add(row, slo_);
   fleet_.Add(row, slo_);
   if (keep_rows_) rows_.push_back(row);
   ++settled_;

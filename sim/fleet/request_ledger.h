@@ -1,10 +1,11 @@
 // Every request this rank settled: its /requests row (unless the run keeps none) and its
 // share of the /summary rows -- one per instance group, one per served model when the
 // fleet serves more than one ("model:<name>": the requests its groups settled), then the
-// fleet's. Requests settle where they end: at an instance's rank (finished, rejected by the
-// engine, unfinished at the horizon), at their gateway's (rejected: no group serves their
-// model) or at the reader (arrived after the horizon, never routed). Each is added exactly
-// once; the writer checks that every id comes back once over all ranks.
+// fleet's. A disaggregated request also counts in its prefill group's row. Requests settle where
+// they end: at an instance's rank (finished, rejected by the engine, unfinished at the horizon), at
+// their gateway's (rejected: no group serves their model) or at the reader (arrived after the
+// horizon, never routed). Each is added exactly once; the writer checks that every id comes back
+// once over all ranks.
 //
 //   RequestLedger ledger(fleet.cluster, fleet.models, fleet.model_of_group, /*keep_rows=*/true);
 //   ledger.Add(RequestRowOf(record, instance, gateway, delays), group);
@@ -29,8 +30,11 @@ class RequestLedger {
   RequestLedger(const ClusterConfig& cluster, const std::vector<std::string>& models,
                 const std::vector<int32_t>& model_of_group, bool keep_rows);
 
-  // `group` is the instance group that settled it, or -1 when it reached no instance.
-  void Add(const output::RequestRow& row, int32_t group);
+  // `group` is the instance group that settled it, or -1 when it reached no instance;
+  // `prefill_group`, for a request a prefill instance handed to `group`'s decode instance,
+  // the prefill instance's group: its /summary row counts the request too (the requests
+  // it prefilled, whole), while the model's and the fleet's rows count it once.
+  void Add(const output::RequestRow& row, int32_t group, int32_t prefill_group = -1);
 
   int64_t settled() const { return settled_; }
   // The rows kept (none unless keep_rows), in the order they settled.

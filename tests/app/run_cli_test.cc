@@ -1,6 +1,7 @@
 // `fleetsim run` as a user runs it: every request once in /requests, exported as CSV;
 // bad input refused in one line with nothing left behind; a hybrid with prefix caching
 // whose /steps chunks and hits land on 784-token blocks.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -617,6 +618,54 @@ TEST_F(PrefillDecodeCli, EveryRequestGoesFromAPrefillToADecodeInstanceInTimeOrde
   ASSERT_EQ(instances.size(), 4u);
   EXPECT_EQ(instances[0].at("role"), "prefill");
   EXPECT_EQ(instances[3].at("role"), "decode");
+  // /summary: the prefill group's row counts the 12 requests it prefilled, the decode
+  // group's the 12 it finished, the fleet's each once.
+  const auto summary = Csv("pd.summary.csv");
+  ASSERT_EQ(summary.size(), 3u);
+  for (const char* group : {"p", "d", "fleet"}) {
+    const auto row = std::find_if(summary.begin(), summary.end(),
+                                  [&](const auto& s) { return s.at("group") == group; });
+    ASSERT_NE(row, summary.end()) << group;
+    EXPECT_EQ(row->at("requests"), "12") << group;
+    EXPECT_EQ(row->at("finished"), "12") << group;
+    EXPECT_EQ(row->at("ttft_p99_s"), summary[2].at("ttft_p99_s")) << group;
+  }
+}
+
+TEST_F(PrefillDecodeCli, DecodeScopeNodeKeepsEveryTransferOnItsNodesNvlink) {
+  // Two nodes of 2 GPUs. Spread placement puts a prefill and a decode instance on each
+  // (P 0 and D 2 on node 0, P 1 and D 3 on node 1); decode_scope: node pairs them.
+  const std::string fleet =
+      "instance_groups:\n  - name: p\n    role: prefill\n    pool: h\n" + group_ +
+      "  - name: d\n    role: decode\n    pool: h\n" + group_ +
+      "gateways: {count: 1, policy: round_robin, decode_policy: least_kv, decode_scope: node}\n";
+  const std::string spread =
+      "node_pools: [{name: h, hardware: H100-SXM, nodes: 2, gpus_per_node: 2, placement: "
+      "spread}]\n";
+  const auto r = Run(spread + fleet);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(RunFleetsim("export --csv " + Path("pd.h5")).exit_code, 0);
+  const auto requests = Csv("pd.requests.csv");
+  ASSERT_EQ(requests.size(), 12u);
+  // 112 tokens x 131,072 B over one NVLink pair of an H100 (18 links x NCCL's 20.6 GB/s):
+  // 39,590.24 ns, rounded up, + NCCL's 3.4 us.
+  constexpr int64_t kNvlinkTransfer = 39'591 + 3'400;
+  for (const auto& row : requests) {
+    SCOPED_TRACE("request " + row.at("id"));
+    EXPECT_EQ(std::stoi(row.at("decode_instance")), std::stoi(row.at("prefill_instance")) + 2);
+    EXPECT_EQ(std::stoll(row.at("transfer_end_ns")) - std::stoll(row.at("transfer_start_ns")),
+              kNvlinkTransfer);
+  }
+  // First fit puts both prefill instances on node 0 and both decode instances on node 1:
+  // under decode_scope: node that is one located line.
+  const auto packed =
+      Run("node_pools: [{name: h, hardware: H100-SXM, nodes: 2, gpus_per_node: 2}]\n" + fleet);
+  EXPECT_EQ(packed.exit_code, 2);
+  EXPECT_NE(packed.err.find("cluster.yaml:4: instance_groups.p.role: gateways.decode_scope is "
+                            "node, but instance 0 (prefill, replica 0) on node 0 of pool 'h' has "
+                            "no decode instance of its model on that node"),
+            std::string::npos)
+      << packed.err;
 }
 
 TEST_F(PrefillDecodeCli, AFleetWithoutItsOtherHalfIsOneLocatedLine) {

@@ -271,6 +271,55 @@ TEST(ClusterConfig, FirstFitTakesTheFirstNodeWithRoom) {
                       {2, 1, 0, 1, 6}});
 }
 
+TEST(ClusterConfig, SpreadPlacementPutsEachInstanceOnTheNodeWithTheMostFreeGpus) {
+  // A prefill group then a decode group: first fit gives the prefill group node 0 alone;
+  // spread gives every node one prefill and three decode instances.
+  const std::string groups =
+      "instance_groups:\n"
+      "  - {name: p, model: llama-3.1-8b, pool: p, tp: 2, replicas: 2, role: prefill}\n"
+      "  - {name: d, model: llama-3.1-8b, pool: p, tp: 2, replicas: 6, role: decode}\n";
+  const ClusterConfig packed =
+      Load("node_pools: [{name: p, hardware: H100-SXM, nodes: 2}]\n" + groups);
+  EXPECT_EQ(packed.placement[1].node, 0);
+  EXPECT_EQ(packed.placement[2].node, 0);
+  const ClusterConfig spread =
+      Load("node_pools: [{name: p, hardware: H100-SXM, nodes: 2, placement: spread}]\n" + groups);
+  EXPECT_TRUE(spread.pools[0].spread);
+  EXPECT_FALSE(packed.pools[0].spread);
+  ExpectPlacement(spread, {{0, 0, 0, 0, 0},
+                           {0, 1, 0, 1, 0},
+                           {1, 0, 0, 0, 2},
+                           {1, 1, 0, 1, 2},
+                           {1, 2, 0, 0, 4},
+                           {1, 3, 0, 1, 4},
+                           {1, 4, 0, 0, 6},
+                           {1, 5, 0, 1, 6}});
+  // Ties go to the lowest node; a node with less room but still enough is not preferred.
+  const ClusterConfig mixed_tp = Load(
+      "node_pools: [{name: p, hardware: H100-SXM, nodes: 2, placement: spread}]\n"
+      "instance_groups:\n"
+      "  - {name: big, model: llama-3.1-8b, pool: p, tp: 4, replicas: 1}\n"
+      "  - {name: small, model: llama-3.1-8b, pool: p, tp: 1, replicas: 3}\n");
+  ExpectPlacement(mixed_tp, {{0, 0, 0, 0, 0}, {1, 0, 0, 1, 0}, {1, 1, 0, 1, 1}, {1, 2, 0, 1, 2}});
+}
+
+TEST(ClusterConfig, DecodeScopeReadsFleetOrNode) {
+  EXPECT_FALSE(Load(kTwoPools).gateways.decode_on_same_node);
+  EXPECT_FALSE(Load(kTwoPools + "gateways: {decode_scope: fleet}\n").gateways.decode_on_same_node);
+  EXPECT_TRUE(Load(kTwoPools + "gateways: {decode_scope: node}\n").gateways.decode_on_same_node);
+}
+
+TEST(ClusterConfigErrors, UnknownPlacementAndDecodeScope) {
+  const InputError placement = LoadError(
+      "node_pools: [{name: p, hardware: H100-SXM, nodes: 1, placement: packed}]\n"
+      "instance_groups: [{name: a, model: llama-3.1-8b, pool: p}]\n",
+      1, "node_pools[0].placement");
+  EXPECT_TRUE(Mentions(placement, "first_fit, spread")) << placement.what();
+  const InputError scope =
+      LoadError(kTwoPools + "gateways:\n  decode_scope: rack\n", 7, "gateways.decode_scope");
+  EXPECT_TRUE(Mentions(scope, "fleet, node")) << scope.what();
+}
+
 TEST(ClusterConfig, PoolsAreSharedAndNumberedInOrder) {
   const ClusterConfig c = Load(kTwoPools +
                                "  - {name: old, model: llama-3.1-8b, pool: a100, replicas: 2}\n"

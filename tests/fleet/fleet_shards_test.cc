@@ -231,6 +231,42 @@ TEST(GatewayShard, AModelServedByEveryInstanceSharesTheFleetsRouter) {
     EXPECT_EQ(shard.Route(For(i % 2 ? "m" : "", i)), same.Route(At(0, i))) << i;
 }
 
+// Instances 0-1 prefill on nodes 0 and 1; 2-5 decode, two per node (2, 3 on node 0).
+RoutingTable PrefillDecodeOnTwoNodes() {
+  RoutingTable table;
+  table.models = {"m"};
+  for (int32_t i = 0; i < 6; ++i) {
+    table.targets.push_back({i, 100.0, 1000, 16});
+    table.model_of_target.push_back(0);
+    table.role_of_target.push_back(i < 2 ? InstanceRole::kPrefill : InstanceRole::kDecode);
+    table.node_of_target.push_back(i < 2 ? "0:" + std::to_string(i) : i < 4 ? "0:0" : "0:1");
+  }
+  return table;
+}
+
+TEST(GatewayShard, DecodeScopeNodeKeepsTheDecodeInstanceOnThePrefillInstancesNode) {
+  GatewaysConfig config = Gateways(1, RoutingPolicy::kRoundRobin);
+  config.decode_policy = RoutingPolicy::kRoundRobin;
+  GatewayShard fleet(config, PrefillDecodeOnTwoNodes(), 3, 0, 1);
+  config.decode_on_same_node = true;
+  GatewayShard node(config, PrefillDecodeOnTwoNodes(), 3, 0, 1);
+  std::vector<int32_t> anywhere, local;
+  for (int64_t i = 0; i < 8; ++i) {
+    const RoutedRequest r = At(0, i);
+    const int32_t p = static_cast<int32_t>(i % 2);
+    anywhere.push_back(fleet.RouteDecode(r, p));
+    local.push_back(node.RouteDecode(r, p));
+  }
+  // Fleet scope: one round robin over all four decode instances, whatever the prefill's
+  // node; node scope: each node's own round robin over its two.
+  EXPECT_EQ(anywhere, (std::vector<int32_t>{2, 3, 4, 5, 2, 3, 4, 5}));
+  EXPECT_EQ(local, (std::vector<int32_t>{2, 4, 3, 5, 2, 4, 3, 5}));
+  EXPECT_EQ(node.RouteDecode(At(0, 9), 3), GatewayShard::kNoInstance);  // not a prefill
+  RoutingTable unplaced = PrefillDecodeOnTwoNodes();
+  unplaced.node_of_target.clear();
+  EXPECT_THROW(GatewayShard(config, unplaced, 3, 0, 1), std::invalid_argument);
+}
+
 TEST(GatewayShard, EachModelsRouterHasItsOwnStream) {
   std::set<uint64_t> seeds = {StreamSeedOfGateway(5, 0), StreamSeedOfGateway(5, 0, "a"),
                               StreamSeedOfGateway(5, 0, "b"), StreamSeedOfGateway(5, 1, "a"),
@@ -318,6 +354,36 @@ TEST(RequestLedger, AMultiModelFleetHasARowPerModel) {
   EXPECT_STREQ(rows[5].group, "fleet");
   EXPECT_EQ(rows[5].requests, 5);
   EXPECT_EQ(rows[5].rejected, 2);  // the engine's, and no_model
+}
+
+TEST(RequestLedger, ADisaggregatedRequestCountsInItsPrefillGroupAndOnceInTheFleet) {
+  ClusterConfig cluster;
+  cluster.groups.resize(3);
+  cluster.groups[0].name = "prefill";
+  cluster.groups[1].name = "decode";
+  cluster.groups[2].name = "mixed";
+  RequestLedger ledger(cluster, kOneModel, {0, 0, 0}, true);
+  ledger.Add(Row(0, "finished"), 1, 0);    // prefilled by group 0, decoded by group 1
+  ledger.Add(Row(1, "unfinished"), 1, 0);  // handed over, not done at the horizon
+  ledger.Add(Row(2, "rejected"), 0);       // the prefill instance refused it
+  ledger.Add(Row(3, "finished"), 2);       // served whole
+  ledger.Add(Row(4, "finished"), 2, 2);    // a group is never counted twice
+  const std::vector<output::SummaryRow> rows = ledger.Summaries(MPI_COMM_SELF);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_STREQ(rows[0].group, "prefill");
+  EXPECT_EQ(rows[0].requests, 3);
+  EXPECT_EQ(rows[0].finished, 1);
+  EXPECT_EQ(rows[0].unfinished, 1);
+  EXPECT_EQ(rows[0].rejected, 1);
+  EXPECT_DOUBLE_EQ(rows[0].ttft_p50_s, rows[1].ttft_p50_s);  // the request's own TTFT
+  EXPECT_STREQ(rows[1].group, "decode");
+  EXPECT_EQ(rows[1].requests, 2);
+  EXPECT_EQ(rows[1].finished, 1);
+  EXPECT_EQ(rows[2].requests, 2);
+  EXPECT_STREQ(rows[3].group, "fleet");
+  EXPECT_EQ(rows[3].requests, 5);
+  EXPECT_EQ(rows[3].finished, 3);
+  EXPECT_EQ(ledger.settled(), 5);
 }
 
 TEST(RequestLedger, WithoutRowsItStillCounts) {
