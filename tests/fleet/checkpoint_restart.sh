@@ -14,11 +14,13 @@
 #   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
 #            state checkpoints in the block pool) on a trace with shared prefixes, with
 #            --trace-steps; one restart checkpoints again, is killed again and restarted.
-#   pd       the prefill/decode fleet of cluster_configs/pd_llama8b.yaml on a short run of
-#            long prompts, killed at a checkpoint taken while KV transfers are in flight
-#            (checked: some request's transfer spans the checkpoint): prefill-side blocks
-#            held until sent, link occupancy, requests in transit to decode instances (on
-#            another rank at 2 ranks, on the same one at 1), the decode routers' streams;
+#   pd       the prefill/decode fleet of cluster_configs/pd_llama8b.yaml (decode routers
+#            over load views, and over random streams) on a short run of long prompts,
+#            killed at a checkpoint taken while KV transfers are in flight (checked: some
+#            request's transfer spans it): prefill-side blocks held until sent, requests in
+#            transit to their decode instances (on another rank at 2 ranks); link sharing
+#            across a checkpoint is tested in checkpoint_parts_test (here a transfer always
+#            ends before its prefill instance's next step does: none shares a link later);
 #   mtp      cluster_configs/hybrid27b_mtp.yaml (two instances speculating with k = 2
 #            drafts, two not) on a short workload, with --trace-steps (the /steps drafts
 #            and accepted columns compared too);
@@ -168,33 +170,68 @@ YAML
     cat > pd_traffic.yaml <<YAML
 generator:
   seed: 23
-  num_requests: PD_REQUESTS
-  arrivals: {process: poisson, rate_per_s: PD_RATE}
+  num_requests: 300
+  arrivals: {process: poisson, rate_per_s: 40.0}
   input_tokens: {distribution: lognormal, median: 3000, sigma: 0.6, min: 64, max: 16000}
   output_tokens: {distribution: lognormal, median: 60, sigma: 0.6, min: 8, max: 400}
   hash_block_size: 16
 YAML
-    run_case pd PD_EVERY --cluster "$source/cluster_configs/pd_llama8b.yaml" \
-      --workload pd_traffic.yaml
-    # The checkpoint the runs were killed after (number 2) caught KV transfers in flight:
-    # requests whose decode instance was reading their KV at its window boundary.
-    at=$(sed -n 's/^window_end //p' ckpt-pd-1to1/manifest)
-    spanning=$(awk -F, -v at="$at" '
-      NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
-      $col["transfer_start_ns"] >= 0 && $col["transfer_start_ns"] <= at &&
-        $col["transfer_end_ns"] > at { ++n }
-      END { print n + 0 }' base.requests.csv)
-    if [[ -z $at || $spanning -lt 1 ]]; then
-      echo "FAIL: pd: no KV transfer in flight at the checkpoint (window end ${at:-?} ns)"
-      exit 1
-    fi
-    echo "ok: pd: $spanning KV transfer(s) in flight at the checkpoint restarted from ($at ns)"
+    # KV transfers in a run's /requests CSV: "start end", one a line.
+    transfers() {
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+        $col["transfer_start_ns"] >= 0 { print $col["transfer_start_ns"], $col["transfer_end_ns"] }' \
+        "$1.requests.csv"
+    }
+    for policy in least_kv power_of_two; do  # the decode routers' views; their streams
+      sed -e "s/^  decode_policy: .*/  decode_policy: $policy/" \
+        "$source/cluster_configs/pd_llama8b.yaml" > pd-$policy.yaml
+      args=(--cluster pd-$policy.yaml --workload pd_traffic.yaml)
+      # Checkpoint 2 is due in the middle of the longest transfer of the run's first half
+      # (from a run without checkpoints): the interval is half that time. It is taken at
+      # the first window boundary at or past it, and P/D windows are at most the hand-off
+      # lookahead (about 1 ms) long, so that transfer is still moving then.
+      "$fleetsim" run --quiet --output probe.h5 "${args[@]}"
+      "$fleetsim" export --csv probe.h5 > /dev/null
+      every=$(transfers probe | awk '
+        { s[NR] = $1; e[NR] = $2; if ($2 > last) last = $2 }
+        END {
+          for (i = 1; i <= NR; ++i)
+            if ((s[i] + e[i]) / 2 < last / 2 && e[i] - s[i] > longest) {
+              longest = e[i] - s[i]; half = int((s[i] + e[i]) / 4)
+            }
+          printf "%d.%09d\n", int(half / 1e9), half % 1e9
+        }')
+      run_case "pd-$policy" "$every" "${args[@]}"
+      # The checkpoint the runs were killed after (number 2) caught KV in flight: requests
+      # whose decode instance was reading their KV at its window boundary.
+      at=$(sed -n "s/^window_end_ns //p" "ckpt-pd-$policy-1to1/manifest")
+      moving=$(transfers base | awk -v at="$at" '$1 <= at && at < $2 { ++n } END { print n + 0 }')
+      if [[ -z $at || $moving -lt 1 ]]; then
+        echo "FAIL: pd-$policy: no KV transfer in flight at the checkpoint (${at:-?} ns)"
+        exit 1
+      fi
+      echo "ok: pd-$policy: $moving KV transfer(s) in flight at the checkpoint ($at ns, every $every s)"
+    done
     ;;
   mtp)
-    traffic 13 MTP_REQUESTS MTP_RATE
+    traffic 13 200 10.0
     tables="requests instances summary timeseries steps"
-    run_case mtp MTP_EVERY --cluster "$source/cluster_configs/hybrid27b_mtp.yaml" \
+    run_case mtp 5 --cluster "$source/cluster_configs/hybrid27b_mtp.yaml" \
       --workload traffic.yaml --trace-steps
+    # Requests crossed the checkpoint restarted from carrying drafts: the speculating
+    # instances' first steps after it verified some (drafted in the step before it).
+    at=$(sed -n "s/^window_end_ns //p" ckpt-mtp-1to1/manifest)
+    drafts=$(awk -F, -v at="$at" '
+      NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+      $col["start_ns"] >= at && !(($col["instance"]) in seen) {
+        seen[$col["instance"]] = 1; n += $col["draft_tokens"]
+      }
+      END { print n + 0 }' base.steps.csv)
+    if [[ -z $at || $drafts -lt 1 ]]; then
+      echo "FAIL: mtp: no drafts carried across the checkpoint (${at:-?} ns)"
+      exit 1
+    fi
+    echo "ok: mtp: $drafts draft tokens verified in the first steps after the checkpoint ($at ns)"
     ;;
   bad)
     traffic 3 400 100.0
