@@ -37,8 +37,8 @@ std::vector<std::string> PlacementLines(const FleetSetup& fleet, std::size_t gro
   struct Span {
     int32_t first_instance = -1, last_instance = -1, first_gpu = 0, last_gpu = 0;
   };
-  std::map<std::pair<int32_t, int32_t>, Span> nodes;  // (pool, node)
-  int tp = fleet.groups[group].engine.tp;
+  std::map<std::pair<int32_t, int32_t>, Span> nodes;               // (pool, node)
+  const int gpus = fleet.cluster.groups[group].GpusPerInstance();  // TP x DP
   for (const FleetInstanceInfo& info : fleet.instances) {
     if (static_cast<std::size_t>(info.group) != group) continue;
     Span& span = nodes[{info.placement.pool, info.placement.node}];
@@ -47,7 +47,7 @@ std::vector<std::string> PlacementLines(const FleetSetup& fleet, std::size_t gro
       span.first_gpu = info.placement.first_gpu;
     }
     span.last_instance = info.id;
-    span.last_gpu = info.placement.first_gpu + tp - 1;
+    span.last_gpu = info.placement.first_gpu + gpus - 1;
   }
   std::vector<std::string> lines;
   for (const auto& [where, span] : nodes) {
@@ -101,8 +101,11 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
   for (std::size_t g = 0; g < cluster.groups.size(); ++g) {
     const InstanceGroupConfig& group = cluster.groups[g];
     const EngineSetup& setup = fleet.groups[g];
-    std::fprintf(out, "\ngroup %s: %d x %s, TP %d, on %s\n", group.name.c_str(), group.replicas,
-                 setup.card.name.c_str(), setup.engine.tp, group.hardware.c_str());
+    const std::string dp =
+        group.dp > 1 ? ", DP " + std::to_string(group.dp) + " with expert parallelism" : "";
+    const char* per = group.dp > 1 ? "per DP rank" : "per instance";
+    std::fprintf(out, "\ngroup %s: %d x %s, TP %d%s, on %s\n", group.name.c_str(), group.replicas,
+                 setup.card.name.c_str(), setup.engine.tp, dp.c_str(), group.hardware.c_str());
     for (const std::string& line : PlacementLines(fleet, g))
       std::fprintf(out, "  placement         %s\n", line.c_str());
     std::fprintf(out, "  bundle            %s (%s%s)\n", setup.bundle.dir.c_str(),
@@ -113,17 +116,17 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
     const int64_t per_request =
         setup.layout.BlocksPerRequest(setup.layout.max_model_len, setup.engine.mamba_mode);
     const int64_t usable = setup.num_blocks - 1;  // block 0 is the null block
-    std::fprintf(out, "  KV cache          %s blocks of %d tokens per instance (%s)\n",
-                 WithCommas(usable).c_str(), setup.layout.block_size,
+    std::fprintf(out, "  KV cache          %s blocks of %d tokens %s (%s)\n",
+                 WithCommas(usable).c_str(), setup.layout.block_size, per,
                  BinaryBytes(usable * setup.layout.pool_block_bytes).c_str());
     std::fprintf(
         out,
-        "  max concurrency   %s requests of max_model_len %s tokens per instance "
+        "  max concurrency   %s requests of max_model_len %s tokens %s "
         "(%s blocks each); max_num_seqs %d\n",
         per_request > 0
             ? Fixed(static_cast<double>(usable) / static_cast<double>(per_request), 2).c_str()
             : "-",
-        WithCommas(setup.layout.max_model_len).c_str(), WithCommas(per_request).c_str(),
+        WithCommas(setup.layout.max_model_len).c_str(), per, WithCommas(per_request).c_str(),
         setup.engine.max_num_seqs);
     std::fprintf(out,
                  "  engine            prefix caching %s, chunked prefill %s, token budget %d\n",

@@ -71,7 +71,8 @@ DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hard
   step.attention_grid = k.DecodeLaunch(batch, context + 1);
   for (const LayerKind kind : kLayerKinds) {
     const int layers = LayerCount(card, kind);
-    if (layers == 0) continue;
+    // The target's decode step: the MTP module's draft passes are not part of it.
+    if (layers == 0 || kind == LayerKind::kMtp) continue;
     for (const KernelSpec& spec : KernelsOf(kind)) {
       if (FileOf(spec.kernel) == BundleFile::kLinearAttention &&
           !RunsIn(spec.kernel, Regime::kDecode))

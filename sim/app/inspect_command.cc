@@ -60,7 +60,8 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
     memory.hardware = hardware->name;
     memory.gpu_memory_bytes = *gpu_memory;
     memory.gpu_memory_utilization = options.gpu_memory_utilization;
-    memory.weights = CountWeights(report.card, report.engine.tp, report.engine.quantization);
+    memory.weights = CountWeights(report.card, report.engine.tp, report.engine.quantization,
+                                  report.engine.speculative.enabled());
     if (options.data_parallel_size > 1 && options.enable_expert_parallel) {
       // Each GPU holds 1 / DP of the experts a TP rank would (engine/dp_setup.h).
       const int64_t experts = ExpertWeightBytesPerTpRank(report.card, report.engine.tp);

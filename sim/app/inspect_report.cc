@@ -113,6 +113,14 @@ void PrintCacheShapes(const InspectReport& r, std::ostream& out) {
   Line(out, "KV bytes per token",
        Bytes(l.kv_bytes_per_token_model) + " model, " + Bytes(l.kv_bytes_per_token_rank) +
            " per rank");
+  if (l.draft_attention_layers > 0) {
+    // vLLM gives the MTP layer a KV cache of its own, in the target's attention group.
+    Line(out, "with the MTP layer",
+         Bytes(l.KvBytesPerTokenRankWithDraft()) + " per rank (+" +
+             Bytes(l.draft_kv_bytes_per_token_rank) + " for " +
+             std::to_string(l.draft_attention_layers) + " MTP attention layer" +
+             (l.draft_attention_layers == 1 ? "" : "s") + ")");
+  }
   if (!l.gdn) return;
   const GdnStateShape& g = *l.gdn;
   const int gdn_layers = r.card.CountLayers(LayerType::kLinearAttention);
@@ -149,8 +157,11 @@ void PrintBlocks(const InspectReport& r, std::ostream& out) {
            std::to_string(l.AttentionGroups()) + " attention, " + std::to_string(l.GdnGroups()) +
            " GDN)");
   for (std::size_t i = 0; i < l.groups.size(); ++i) {
+    const bool has_mtp = !l.groups[i].layers.empty() &&
+                         l.groups[i].layers.back() >= r.card.NumLayers();  // numbered last
     Line(out, "  group " + std::to_string(i),
-         std::string(NameOf(l.groups[i].type)) + " layers " + LayerList(l.groups[i].layers));
+         std::string(NameOf(l.groups[i].type)) + " layers " + LayerList(l.groups[i].layers) +
+             (has_mtp ? " (from " + std::to_string(r.card.NumLayers()) + ": MTP)" : ""));
   }
   Line(out, "pool block",
        Bytes(l.pool_block_bytes) + " (" + std::to_string(l.group_size) + " pages of " +
@@ -201,7 +212,16 @@ void PrintMemory(const InspectReport& r, std::ostream& out) {
                  "B of them " + std::string(NameOf(r.engine.quantization.method)) + " " +
                  std::to_string(r.engine.quantization.weight_bits) + "-bit";
     }
+    if (w.mtp_params_per_rank > 0) {
+      weights +=
+          " + " + Fixed(static_cast<double>(w.mtp_params_per_rank) / 1e9, 2) + "B MTP params";
+    }
     Line(out, "weights per rank", Bytes(w.bytes_per_rank) + " (" + weights + ", " + storage + ")");
+    if (w.mtp_params_per_rank > 0) {
+      Line(out, "of them MTP",
+           Bytes(w.mtp_bytes_per_rank) + " (" + BinaryBytes(w.mtp_bytes_per_rank) +
+               "; its decoder layer, fc and norms; embedding and lm_head shared with the target)");
+    }
     Line(out, "not subtracted", "activation peak, CUDA graphs, NCCL buffers (not guessed)");
   }
   Line(out, "KV-cache memory",
@@ -270,6 +290,8 @@ void JsonCache(const InspectReport& r, JsonWriter& json) {
   json.Field("page_bytes_per_token_per_layer", l.attn_bytes_per_token_per_layer);
   json.Field("kv_bytes_per_token_model", l.kv_bytes_per_token_model);
   json.Field("kv_bytes_per_token_rank", l.kv_bytes_per_token_rank);
+  json.Field("mtp_attention_layers", l.draft_attention_layers);
+  json.Field("kv_bytes_per_token_rank_with_mtp", l.KvBytesPerTokenRankWithDraft());
   json.EndObject();
   json.Key("gdn");
   if (!l.gdn) {
@@ -357,6 +379,8 @@ void JsonMemory(const InspectReport& r, JsonWriter& json) {
     json.Field("text_params_per_rank", m.weights.text_params_per_rank);
     json.Field("vision_params_per_rank", m.weights.vision_params_per_rank);
     json.Field("quantized_params_per_rank", m.weights.quantized_params_per_rank);
+    json.Field("mtp_params_per_rank", m.weights.mtp_params_per_rank);
+    json.Field("mtp_weight_bytes_per_rank", m.weights.mtp_bytes_per_rank);
     json.Field("weight_bytes_per_rank", m.weights.bytes_per_rank);
     json.Field("not_subtracted", "activation peak, CUDA graphs, NCCL buffers");
   }

@@ -283,8 +283,7 @@ void Validate(const ValidateOptions& options) {
     request->max_output_tokens = r->output_tokens;
     const SimTime arrival = ArrivalAfter(*r, *origin, reader.path());
     if (dp_engine) {
-      const int rank = dp_engine->Arrive(std::move(request), arrival);
-      ++lock_steps.requests_per_rank[static_cast<std::size_t>(rank)];
+      dp_engine->Arrive(std::move(request), arrival);
     } else {
       instance->Arrive(std::move(request), arrival);
     }
@@ -292,7 +291,10 @@ void Validate(const ValidateOptions& options) {
   std::vector<RequestRecord> records;
   if (dp_engine) {
     dp_engine->RunUntil(kNever);
-    records = dp_engine->TakeRecords();
+    std::vector<int32_t> ranks;
+    records = dp_engine->TakeRecords(&ranks);
+    for (const int32_t rank : ranks)
+      ++lock_steps.requests_per_rank[static_cast<std::size_t>(rank)];
   } else {
     instance->RunUntil(kNever);
     records = instance->TakeRecords();

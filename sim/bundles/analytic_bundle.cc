@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-12";
+constexpr const char* kGeneratorVersion = "analytic-13";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -464,7 +464,9 @@ void WriteBundle(const ModelCard& card, const HardwareSpec& hardware, const std:
     // What a run with these settings on this GPU would have at the default utilization
     // (meta.yaml records it), or why it has no KV budget at all.
     KvBudget budget;
-    const int64_t weights = CountWeights(card, tp, resolved_engine.quantization).bytes_per_rank;
+    const int64_t weights =
+        CountWeights(card, tp, resolved_engine.quantization, resolved_engine.speculative.enabled())
+            .bytes_per_rank;
     ResolvedTp entry{
         tp,
         layout,

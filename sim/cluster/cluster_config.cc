@@ -143,7 +143,8 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
   InstanceGroupConfig group;
   group.file = g.file();
   group.line = g.line();
-  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp", "role"}) {
+  for (const char* key : {"model", "served_model_name", "bundle", "hardware", "tp", "role", "dp",
+                          "enable_expert_parallel"}) {
     if (g.Has(key)) group.key_lines[key] = g.LineOf(key);
   }
   group.name = g.Get<std::string>(kGroupName.key());
@@ -183,6 +184,28 @@ InstanceGroupConfig ReadGroup(const YamlSection& g, const std::string& base_dir)
            "unknown role " + QuoteInput(role) + " (accepted: mixed, prefill, decode)");
   }
   group.role = *parsed;
+  group.dp = kGroupDp.Read(g);
+  group.enable_expert_parallel = kGroupEnableExpertParallel.Read(g);
+  // vLLM runs the DP ranks of a dense model as independent engines (v1/engine/core.py
+  // run_engine_core: "Non-MoE DP ranks are completely independent, so treat like DP=1"):
+  // that is `replicas`. Lock-stepped DP is simulated with expert parallelism only, and EP
+  // without DP (the experts sharded over the TP ranks alone) is not simulated. Whether the
+  // model has MoE layers is checked when it is loaded (fleet/fleet_setup.cc).
+  if (group.dp > 1 && !group.enable_expert_parallel) {
+    g.Fail(kGroupDp.key(),
+           "dp > 1 is simulated with expert parallelism only: add enable_expert_parallel: true "
+           "(for a dense model, vLLM's DP ranks are independent engines: use replicas)");
+  }
+  if (group.enable_expert_parallel && group.dp == 1) {
+    g.Fail(kGroupEnableExpertParallel.key(),
+           "expert parallelism is simulated with data parallelism only: give dp > 1 (the "
+           "experts of a dp: 1 instance stay tensor-parallel)");
+  }
+  if (group.dp > 1 && group.role != InstanceRole::kMixed) {
+    g.Fail(kGroupDp.key(), "a " + std::string(InstanceRoleName(group.role)) +
+                               " group runs dp: 1 (prefill/decode disaggregation with data "
+                               "parallelism is not simulated)");
+  }
   if (auto engine = g.FindChild(kGroupEngine.key)) ReadEngine(*engine, group);
   return group;
 }
@@ -208,6 +231,7 @@ void AttachPool(const YamlSection& g, InstanceGroupConfig& group,
            "missing: give the node pool the group runs on (pool:) or its hardware (hardware:)");
   }
   const int tp = group.engine.tensor_parallel_size;
+  const int gpus = group.GpusPerInstance();
   std::size_t index = 0;
   if (pool_name) {
     std::optional<std::size_t> found = FindPool(pools, *pool_name);
@@ -245,8 +269,8 @@ void AttachPool(const YamlSection& g, InstanceGroupConfig& group,
     pool.gpus_per_node = CatalogGpusPerNode(pool.spec);
     pool.implicit = true;
     pool.line = g.line();
-    if (tp <= pool.gpus_per_node) {
-      const int per_node = pool.gpus_per_node / tp;
+    if (gpus <= pool.gpus_per_node) {
+      const int per_node = pool.gpus_per_node / gpus;
       pool.nodes = (group.replicas + per_node - 1) / per_node;
     }
     pools.push_back(std::move(pool));
@@ -258,27 +282,38 @@ void AttachPool(const YamlSection& g, InstanceGroupConfig& group,
                      " GPUs of one " + pool.spec.name + " node of pool '" + pool.name +
                      "' (tensor parallelism stays inside a node)");
   }
+  if (gpus > pool.gpus_per_node) {
+    // The expert dispatch is priced over one node's links (docs/COLLECTIVES.md); vLLM can
+    // span nodes, fleetsim does not simulate it.
+    g.Fail("dp", "DP " + std::to_string(group.dp) + " x TP " + std::to_string(tp) + " = " +
+                     std::to_string(gpus) + " GPUs exceed the " +
+                     std::to_string(pool.gpus_per_node) + " GPUs of one " + pool.spec.name +
+                     " node of pool '" + pool.name +
+                     "' (an instance's DP x TP GPUs stay inside a node)");
+  }
   group.pool = pool.name;
   group.hardware = pool.spec.name;
   group.budget.hardware = pool.spec;
 }
 
-// "llama: 32 x TP 1, big: 4 x TP 2" and their GPU total, for the groups on `pool`.
+// "llama: 32 x TP 1, big: 4 x TP 2, moe: 2 x DP 2 x TP 1" and their GPU total, for the
+// groups on `pool`.
 std::string PoolDemand(const ClusterConfig& config, const std::string& pool, int& gpus) {
   std::string text;
   gpus = 0;
   for (const InstanceGroupConfig& g : config.groups) {
     if (g.pool != pool) continue;
-    gpus += g.replicas * g.engine.tensor_parallel_size;
-    text += (text.empty() ? "" : ", ") + g.name + ": " + std::to_string(g.replicas) + " x TP " +
+    gpus += g.replicas * g.GpusPerInstance();
+    text += (text.empty() ? "" : ", ") + g.name + ": " + std::to_string(g.replicas) + " x " +
+            (g.dp > 1 ? "DP " + std::to_string(g.dp) + " x " : "") + "TP " +
             std::to_string(g.engine.tensor_parallel_size);
   }
   return text;
 }
 
-// First fit: each instance, in id order, takes the first node of its pool with TP free
-// GPUs, starting at that node's next free GPU. Spread: the node with the most free GPUs
-// (ties: the lowest), so that consecutive groups share the nodes.
+// First fit: each instance, in id order, takes the first node of its pool with TP x DP
+// free GPUs, starting at that node's next free GPU. Spread: the node with the most free
+// GPUs (ties: the lowest), so that consecutive groups share the nodes.
 std::vector<InstancePlacement> Place(const ClusterConfig& config,
                                      const std::vector<YamlSection>& group_sections) {
   std::vector<std::vector<int>> used(config.pools.size());
@@ -291,10 +326,10 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
     const InstanceGroupConfig& group = config.groups[g];
     const std::size_t p = *FindPool(config.pools, group.pool);
     const NodePoolConfig& pool = config.pools[p];
-    const int tp = group.engine.tensor_parallel_size;
+    const int gpus = group.GpusPerInstance();
     for (int r = 0; r < group.replicas; ++r) {
       std::size_t node = 0;
-      while (node < used[p].size() && used[p][node] + tp > pool.gpus_per_node)
+      while (node < used[p].size() && used[p][node] + gpus > pool.gpus_per_node)
         ++node;
       if (pool.spread) {
         for (std::size_t n = node + 1; n < used[p].size(); ++n) {
@@ -309,7 +344,7 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
             "the groups on it ask for " + std::to_string(asked) + " GPUs (" + demand + ")";
         if (asked <= capacity) {
           why += ", but " + std::string(pool.spread ? "spread" : "first-fit") +
-                 " placement leaves no node with " + std::to_string(tp) + " free GPUs";
+                 " placement leaves no node with " + std::to_string(gpus) + " free GPUs";
         }
         group_sections[g].Fail(
             "replicas", "node pool '" + pool.name + "' (" + std::to_string(pool.nodes) +
@@ -322,7 +357,7 @@ std::vector<InstancePlacement> Place(const ClusterConfig& config,
       placement.push_back({static_cast<int32_t>(g), static_cast<int32_t>(r),
                            static_cast<int32_t>(p), static_cast<int32_t>(node),
                            static_cast<int32_t>(used[p][node])});
-      used[p][node] += tp;
+      used[p][node] += gpus;
     }
   }
   return placement;

@@ -65,6 +65,10 @@ struct InstanceGroupConfig {
   std::string hardware;  // the pool's hardware as catalogued (HardwareSpec::name)
   std::string bundle;    // a bundle directory, or "analytic" (built and cached)
   int replicas = cluster_settings::kGroupReplicas.Default();
+  // Data parallelism with expert parallelism (vLLM's data_parallel_size and
+  // enable_expert_parallel): each instance is `dp` lock-stepped engines of TP GPUs each.
+  int dp = cluster_settings::kGroupDp.Default();
+  bool enable_expert_parallel = cluster_settings::kGroupEnableExpertParallel.Default();
   EngineConfig engine;
   KvBudget budget;  // hardware filled by the loader: the pool's HardwareSpec
   double step_overhead_us = engine_settings::kStepOverheadUs.Default();
@@ -78,6 +82,8 @@ struct InstanceGroupConfig {
     const auto it = key_lines.find(key);
     return it == key_lines.end() ? line : it->second;
   }
+  // The GPUs one instance takes: TP x DP, inside one node.
+  int GpusPerInstance() const { return engine.tensor_parallel_size * dp; }
 };
 
 struct SloConfig {
@@ -108,11 +114,11 @@ struct LatencyConfig {
 };
 
 // Where one instance runs: its group, replica index, pool, node in the pool and first GPU
-// on that node (TP ranks take consecutive GPUs of one node). Instances are numbered in
-// group order, then replica order; this is the instance id everywhere. Placement is first
-// fit: each instance, in id order, takes the first node of its pool with TP free GPUs,
-// starting at that node's next free GPU -- or, on a pool with `placement: spread`, the
-// node with the most free GPUs (the lowest such node on a tie).
+// on that node (its TP x DP ranks take consecutive GPUs of one node, DP rank by DP rank).
+// Instances are numbered in group order, then replica order; this is the instance id
+// everywhere. Placement is first fit: each instance, in id order, takes the first node of
+// its pool with TP x DP free GPUs, starting at that node's next free GPU -- or, on a pool
+// with `placement: spread`, the node with the most free GPUs (the lowest such node on a tie).
 struct InstancePlacement {
   int32_t group = 0;
   int32_t replica = 0;

@@ -74,6 +74,19 @@ inline constexpr Setting<int> kGroupTp{
     {"tp", T::kInteger, engine_settings::kTensorParallelSize.spec.range, "GPUs", "",
      "Tensor-parallel degree"},
     engine_settings::kTensorParallelSize.Default()};
+// vLLM's data_parallel_size and enable_expert_parallel (docs/COLLECTIVES.md, "Data
+// parallelism with experts"): DP ranks, each with its own scheduler and KV cache, stepping
+// in lock-step for the MoE layers whose experts are sharded over DP x TP GPUs of one node.
+// One instance of the group is all its DP ranks (routers see one instance).
+inline constexpr Setting<int> kGroupDp{
+    {"dp", T::kInteger, R::AtLeast(1), "ranks", "",
+     "Data-parallel ranks per instance (vLLM's data_parallel_size; MoE models with "
+     "enable_expert_parallel)"},
+    1};
+inline constexpr Setting<bool> kGroupEnableExpertParallel{
+    {"enable_expert_parallel", T::kBool, R::Any(), "", "",
+     "Shard the experts over the DP x TP GPUs (needs dp > 1)"},
+    false};
 inline constexpr Setting<int> kGroupReplicas{
     {"replicas", T::kInteger, R::AtLeast(1), "instances", "", "Identical instances"}, 1};
 inline constexpr SettingSpec kGroupEngine{"engine", T::kMapping, R::Any(),

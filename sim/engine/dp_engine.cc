@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/check.h"
 
@@ -54,15 +55,98 @@ std::vector<DpLoad> DpEngine::Loads() const {
   return loads;
 }
 
-int DpEngine::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
-  RunUntil(arrival);
-  if (chooser_.Due(arrival)) {
-    // What the engines had published by `arrival`: a lock-step still running then has not.
-    chooser_.Publish(arrival, now_ > arrival ? loads_before_step_ : Loads());
+void DpEngine::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
+  FLEETSIM_CHECK(arrival >= last_assigned_,
+                 "a request arrives at a data-parallel engine before one it already placed");
+  auto at = arrivals_.end();
+  while (at != arrivals_.begin()) {
+    const auto& before = *std::prev(at);
+    if (std::tie(before.first, before.second->id) <= std::tie(arrival, request->id)) break;
+    --at;
   }
-  const int r = chooser_.Choose();
-  ranks_[static_cast<std::size_t>(r)]->Arrive(std::move(request), arrival);
-  return r;
+  arrivals_.emplace(at, arrival, std::move(request));
+}
+
+void DpEngine::GiveToRank(SimTime arrival, std::unique_ptr<Request> request) {
+  last_assigned_ = arrival;
+  ranks_[static_cast<std::size_t>(chooser_.Choose())]->Arrive(std::move(request), arrival);
+}
+
+void DpEngine::AssignArrivals() {
+  if (arrivals_.empty() || arrivals_.front().first > now_) return;
+  last_active_ = now_;
+  while (!arrivals_.empty() && arrivals_.front().first <= now_) {
+    auto [arrival, request] = std::move(arrivals_.front());
+    arrivals_.pop_front();
+    if (chooser_.Due(arrival)) {
+      // What the engines had published by `arrival`: a lock-step still running then (it
+      // started before `arrival` and ends at now_) has not.
+      chooser_.Publish(arrival, arrival < now_ ? loads_before_step_ : Loads());
+    }
+    GiveToRank(arrival, std::move(request));
+  }
+}
+
+void DpEngine::OnRankStep(RankStepObserver observer) {
+  on_rank_step_ = std::move(observer);
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    ranks_[r]->OnStep(
+        [this, rank = static_cast<int>(r)](const StepRecord& s) { on_rank_step_(rank, s); });
+  }
+}
+
+SimTime DpEngine::NextEventTime() const {
+  // Between two wave-end checks every rank runs dummy steps.
+  if (wave_steps_ % kWaveCheckSteps != 0) return now_;
+  SimTime next = arrivals_.empty() ? kNever : std::max(now_, arrivals_.front().first);
+  for (const auto& r : ranks_)
+    next = std::min(next, r->NextEventTime());
+  return next;
+}
+
+int64_t DpEngine::outstanding() const {
+  int64_t n = static_cast<int64_t>(arrivals_.size());
+  for (const auto& r : ranks_)
+    n += r->outstanding();
+  return n;
+}
+
+int64_t DpEngine::num_running() const {
+  int64_t n = 0;
+  for (const auto& r : ranks_)
+    n += r->num_running();
+  return n;
+}
+
+int64_t DpEngine::num_waiting() const {
+  int64_t n = 0;
+  for (const auto& r : ranks_)
+    n += r->num_waiting();
+  return n;
+}
+
+int64_t DpEngine::kv_used_blocks() const {
+  int64_t n = 0;
+  for (const auto& r : ranks_)
+    n += r->kv_cache().num_usable_blocks() - r->kv_cache().num_free_blocks();
+  return n;
+}
+
+int64_t DpEngine::kv_usable_blocks() const {
+  int64_t n = 0;
+  for (const auto& r : ranks_)
+    n += r->kv_cache().num_usable_blocks();
+  return n;
+}
+
+void DpEngine::FlushPending() {
+  while (!arrivals_.empty()) {
+    auto [arrival, request] = std::move(arrivals_.front());
+    arrivals_.pop_front();
+    GiveToRank(arrival, std::move(request));
+  }
+  for (auto& r : ranks_)
+    r->FlushPending();
 }
 
 DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes) const {
@@ -93,6 +177,7 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
 void DpEngine::RunUntil(SimTime until) {
   std::vector<std::optional<BatchShape>> shapes(ranks_.size());
   while (now_ < until) {
+    AssignArrivals();
     bool any = false;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       shapes[r] = ranks_[r]->BeginLockStep(now_);
@@ -104,7 +189,7 @@ void DpEngine::RunUntil(SimTime until) {
     } else if (!any) {
       // The wave is over (or every rank waits on an arrival): wait for the next request.
       wave_steps_ = 0;
-      SimTime next = kNever;
+      SimTime next = arrivals_.empty() ? kNever : arrivals_.front().first;
       for (const auto& r : ranks_)
         next = std::min(next, r->NextArrival());
       if (next == kNever || next >= until) return;
@@ -117,16 +202,28 @@ void DpEngine::RunUntil(SimTime until) {
     DpStepRecord record;
     record.start = now_;
     record.timing = timing;
+    last_active_ = now_;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      Instance& rank = *ranks_[r];
       if (shapes[r]) {
-        ranks_[r]->FinishLockStep(*shapes[r], timing.total_ns);
+        rank.FinishLockStep(*shapes[r], timing.total_ns);
         ++record.busy_ranks;
       } else {
-        ranks_[r]->IdleUntil(end);
+        rank.IdleUntil(end);
+        if (on_rank_step_) {
+          StepRecord dummy;
+          dummy.start = now_;
+          dummy.duration = timing.total_ns;
+          dummy.running = rank.num_running();
+          dummy.waiting = rank.num_waiting();
+          dummy.kv_usage = rank.kv_cache().Usage();
+          on_rank_step_(static_cast<int>(r), dummy);
+        }
       }
-      record.running += ranks_[r]->num_running();
-      record.waiting += ranks_[r]->num_waiting();
+      record.running += rank.num_running();
+      record.waiting += rank.num_waiting();
     }
+    busy_ += timing.total_ns;
     now_ = end;
     ++steps_;
     ++wave_steps_;
@@ -134,10 +231,12 @@ void DpEngine::RunUntil(SimTime until) {
   }
 }
 
-std::vector<RequestRecord> DpEngine::TakeRecords() {
+std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
   std::vector<RequestRecord> out;
-  for (auto& r : ranks_) {
-    std::vector<RequestRecord> records = r->TakeRecords();
+  if (ranks) ranks->clear();
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    std::vector<RequestRecord> records = ranks_[r]->TakeRecords();
+    if (ranks) ranks->insert(ranks->end(), records.size(), static_cast<int32_t>(r));
     out.insert(out.end(), std::make_move_iterator(records.begin()),
                std::make_move_iterator(records.end()));
   }

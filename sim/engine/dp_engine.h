@@ -4,8 +4,13 @@
 // all DP x TP GPUs with the experts sharded among them, so the ranks step in lock-step.
 //
 //   DpEngine engine(std::move(ranks), cost, expert_group, hidden, capture_tokens);
-//   engine.Arrive(std::move(request), arrival);   // in arrival order; picks the rank
+//   engine.Arrive(std::move(request), arrival);   // the rank is picked when it arrives
 //   engine.RunUntil(kNever);
+//   std::vector<int32_t> ranks;
+//   for (const RequestRecord& r : engine.TakeRecords(&ranks)) ...   // and who served it
+//
+// It offers what a fleet's instance shard asks of an Instance (fleet/fleet_engine.h): the
+// fleet routes to the engine as to one instance whose load is its ranks' summed.
 //
 // The rules, from vLLM's source (docs/COLLECTIVES.md, "Data parallelism with experts"):
 // - lock-step (v1/engine/core.py DPEngineCoreProc.run_busy_loop): while any rank has
@@ -34,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -99,12 +105,21 @@ class DpEngine {
   DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
            CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens);
 
-  // Routes the request to a rank as vLLM's front end does and hands it over at `arrival`
-  // (not before the previous arrival); returns the rank.
-  int Arrive(std::unique_ptr<Request> request, SimTime arrival);
-  // Runs every lock-step that starts before `until`.
+  // Hands the request over at `arrival` (taken in (arrival, id) order whatever order the
+  // calls come in, not before a request already given a rank): RunUntil gives it to a
+  // rank as vLLM's front end does when the engine reaches `arrival`.
+  void Arrive(std::unique_ptr<Request> request, SimTime arrival);
+  // Runs every lock-step that starts before `until`; one in progress may end after it.
   void RunUntil(SimTime until);
   void OnStep(std::function<void(const DpStepRecord&)> observer) { on_step_ = std::move(observer); }
+  // Called for every rank, in rank order, at every lock-step's end: the rank's own step,
+  // or its dummy batch (a record with no tokens, the lock-step's start and duration, the
+  // rank's queues).
+  using RankStepObserver = std::function<void(int rank, const StepRecord&)>;
+  void OnRankStep(RankStepObserver observer);
+  // At a horizon: requests not yet given a rank are given one (by the counts last
+  // published), and every rank settles what it holds as unfinished.
+  void FlushPending();
 
   // vLLM's wave-end check interval (core.py _has_global_unfinished_reqs).
   static constexpr int64_t kWaveCheckSteps = 32;
@@ -116,12 +131,30 @@ class DpEngine {
   Instance& rank(int r) { return *ranks_[static_cast<std::size_t>(r)]; }
   const Instance& rank(int r) const { return *ranks_[static_cast<std::size_t>(r)]; }
   SimTime now() const { return now_; }
+  // Lock-steps run, and their summed durations.
   int64_t steps() const { return steps_; }
-  // Settled records of every rank, rank by rank.
-  std::vector<RequestRecord> TakeRecords();
+  SimTime busy_time() const { return busy_; }
+  // When RunUntil next has something to do: the next lock-step's start, or the next
+  // arrival between waves; kNever when nothing.
+  SimTime NextEventTime() const;
+  // The last lock-step's start or arrival taken (-1 before either).
+  SimTime last_active() const { return last_active_; }
+  // Summed over the ranks (outstanding: also the requests not yet given a rank).
+  int64_t outstanding() const;
+  int64_t num_running() const;
+  int64_t num_waiting() const;
+  int64_t kv_used_blocks() const;
+  int64_t kv_usable_blocks() const;
+  // Settled records of every rank, rank by rank; `ranks`, when given, gets the DP rank of
+  // each.
+  std::vector<RequestRecord> TakeRecords(std::vector<int32_t>* ranks = nullptr);
 
  private:
   std::vector<DpLoad> Loads() const;
+  // Gives every request that arrived by `now_` a rank, in arrival order, with the counts
+  // published by its arrival.
+  void AssignArrivals();
+  void GiveToRank(SimTime arrival, std::unique_ptr<Request> request);
 
   std::vector<std::unique_ptr<Instance>> ranks_;
   const StepCostModel& cost_;
@@ -129,7 +162,12 @@ class DpEngine {
   int64_t hidden_;
   int64_t capture_tokens_;
   DpRankChooser chooser_;
+  // Requests handed over and not yet given a rank, by (arrival, id).
+  std::deque<std::pair<SimTime, std::unique_ptr<Request>>> arrivals_;
+  SimTime last_assigned_ = 0;  // the arrival of the last request given a rank
   SimTime now_ = 0;
+  SimTime last_active_ = -1;
+  SimTime busy_ = 0;
   int64_t steps_ = 0;
   int64_t wave_steps_ = 0;  // lock-steps of the current wave; 0 between waves
   SimTime dummy_ns_ = 0;    // a dummy batch's step without MoE blocks
@@ -137,6 +175,7 @@ class DpEngine {
   // sees (the engines publish after a step ends).
   std::vector<DpLoad> loads_before_step_;
   std::function<void(const DpStepRecord&)> on_step_;
+  RankStepObserver on_rank_step_;
 };
 
 }  // namespace fleetsim

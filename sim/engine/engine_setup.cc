@@ -88,8 +88,10 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
     if (budget.kv_cache_bytes) {
       bytes = *budget.kv_cache_bytes;
     } else if (budget.hardware) {
-      const int64_t weights =
-          CountWeights(setup.card, tp, setup.engine.quantization).bytes_per_rank;
+      // With MTP speculation vLLM loads the MTP module beside the target.
+      const int64_t weights = CountWeights(setup.card, tp, setup.engine.quantization,
+                                           setup.engine.speculative.enabled())
+                                  .bytes_per_rank;
       bytes = KvBytesFromMemory(*gpu_memory, budget.gpu_memory_utilization, weights);
       if (bytes <= 0) throw error("tp", WeightsDoNotFit(*budget.hardware, budget, tp, weights));
     } else {

@@ -488,9 +488,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 
 // A field added to RequestRecord or Instance must be saved below: these sizes change with
 // it (the round-trip test in tests/engine/checkpoint_test.cc catches what padding hides).
+// (2,624: the cache layout's MTP attention-layer fields, configuration rebuilt from the
+// cluster config on restart, not state.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2608,
+static_assert(sizeof(Instance) == 2624,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

@@ -13,11 +13,15 @@ int64_t CeilDiv(int64_t a, int64_t b) {
 // vLLM's uniform-page grouping: group_size is the smallest layer count among the types,
 // or the largest when that is under 1.5x the smallest; each type is split into
 // cdiv(n, group_size) groups taking every num_groups-th layer.
-std::vector<KvCacheGroup> GroupLayers(const ModelCard& card, int& group_size) {
+// `draft_layers` full-attention MTP layers follow the target's (vLLM registers the draft
+// model's attention layers after the target's, so they come last in their type's list).
+std::vector<KvCacheGroup> GroupLayers(const ModelCard& card, int draft_layers, int& group_size) {
   std::map<LayerType, std::vector<int>> by_type;
   for (int i = 0; i < card.NumLayers(); ++i) {
     by_type[card.layers[static_cast<std::size_t>(i)]].push_back(i);
   }
+  for (int j = 0; j < draft_layers; ++j)
+    by_type[LayerType::kFullAttention].push_back(card.NumLayers() + j);
   std::size_t smallest = SIZE_MAX, largest = 0;
   for (const auto& [type, layers] : by_type) {
     smallest = std::min(smallest, layers.size());
@@ -28,7 +32,11 @@ std::vector<KvCacheGroup> GroupLayers(const ModelCard& card, int& group_size) {
   std::vector<KvCacheGroup> groups;
   // Types in order of first appearance in the layer list, as vLLM builds its groups (the
   // 27B: three GDN groups, then attention). The order decides allocation and freeing order.
-  for (LayerType type : card.DistinctLayerTypes()) {
+  std::vector<LayerType> types = card.DistinctLayerTypes();
+  if (draft_layers > 0 &&
+      std::find(types.begin(), types.end(), LayerType::kFullAttention) == types.end())
+    types.push_back(LayerType::kFullAttention);
+  for (LayerType type : types) {
     auto found = by_type.find(type);
     if (found == by_type.end()) continue;
     const std::vector<int>& layers = found->second;
@@ -109,6 +117,11 @@ KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineCo
   layout.kv_bytes_per_token_rank = layout.attn_bytes_per_token_per_layer * attention_layers;
   layout.kv_bytes_per_token_model =
       AttentionBytesPerTokenPerLayer(card, 1, engine.kv_dtype) * attention_layers;
+  // vLLM's Qwen3.5 MTP layers are full-attention layers of the target's shape (qwen3_5_mtp.py:
+  // Qwen3_5DecoderLayer with layer_type "full_attention"), loaded only when speculating.
+  layout.draft_attention_layers = engine.speculative.enabled() ? card.mtp_layers : 0;
+  layout.draft_kv_bytes_per_token_rank =
+      layout.attn_bytes_per_token_per_layer * layout.draft_attention_layers;
 
   layout.block_size_given = engine.requested.block_size.has_value();
   layout.requested_block_size = engine.requested.block_size.value_or(kBackendPreferredBlockSize);
@@ -147,7 +160,7 @@ KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineCo
     layout.attention = std::move(plan);
   }
 
-  layout.groups = GroupLayers(card, layout.group_size);
+  layout.groups = GroupLayers(card, layout.draft_attention_layers, layout.group_size);
   layout.pool_block_bytes = layout.page_bytes * layout.group_size;
 
   if (layout.mamba_mode == MambaCacheMode::kAlign) {

@@ -23,15 +23,27 @@ namespace fleetsim {
 // Layers grouped by identical cache spec; one pool block holds one page per layer.
 struct KvCacheGroup {
   LayerType type = LayerType::kFullAttention;
-  std::vector<int> layers;  // model layer indices
+  // Model layer indices; an MTP layer is numbered after the target's (vLLM's
+  // mtp_start_layer_idx = num_hidden_layers).
+  std::vector<int> layers;
 };
 
 struct KvCacheLayout {
   int tp = 1;
   int kv_heads_per_rank = 0;
   int64_t attn_bytes_per_token_per_layer = 0;  // per rank
-  int64_t kv_bytes_per_token_rank = 0;         // all attention layers, one rank
-  int64_t kv_bytes_per_token_model = 0;        // all attention layers, unsharded
+  int64_t kv_bytes_per_token_rank = 0;         // the target's attention layers, one rank
+  int64_t kv_bytes_per_token_model = 0;        // the target's attention layers, unsharded
+  // With MTP speculation, the MTP module's full-attention layers (vLLM registers them as
+  // attention layers of their own: vllm/v1/spec_decode/llm_base_proposer.py load_model,
+  // _draft_attn_layer_names); their identical FullAttentionSpec joins the target's
+  // attention layers in one KV-cache group (kv_cache_utils.py
+  // _get_kv_cache_groups_uniform_page_size), so they take pages in every pool block.
+  int draft_attention_layers = 0;
+  int64_t draft_kv_bytes_per_token_rank = 0;  // those layers, one rank
+  int64_t KvBytesPerTokenRankWithDraft() const {
+    return kv_bytes_per_token_rank + draft_kv_bytes_per_token_rank;
+  }
 
   std::optional<GdnStateShape> gdn;      // hybrids only
   int64_t mamba_page_bytes = 0;          // unpadded, one layer

@@ -35,7 +35,7 @@ output::RequestRow RequestRowOf(const RequestRecord& r, int32_t instance, int32_
   output::CopyName(row.name, r.name);
   row.instance = instance;
   row.gateway = gateway;
-  row.prefill_instance = row.decode_instance = -1;
+  row.prefill_instance = row.decode_instance = row.dp_rank = -1;
   row.transfer_start_ns = row.transfer_end_ns = -1;
   row.preemptions = r.preemptions;
   const SimTime arrival = r.arrival - delays.gateway_to_instance;
@@ -84,7 +84,7 @@ output::RequestRow UnroutedRowOf(const WorkloadRequest& request, int64_t id, int
   output::CopyName(row.name, request.id);
   row.instance = -1;
   row.gateway = gateway;
-  row.prefill_instance = row.decode_instance = -1;
+  row.prefill_instance = row.decode_instance = row.dp_rank = -1;
   row.transfer_start_ns = row.transfer_end_ns = -1;
   row.arrival_ns = request.arrival;
   row.input_tokens = request.input_tokens;

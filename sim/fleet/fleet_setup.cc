@@ -6,12 +6,16 @@
 
 #include "core/input_error.h"
 #include "core/project_paths.h"
+#include "engine/dp_setup.h"
+#include "fleet/fleet_engine.h"
 #include "model/model_catalog.h"
 #include "perf/batch_shape.h"
 
 namespace fleetsim {
 
-double ReferenceCapacity(const EngineSetup& setup) {
+namespace {
+
+BatchShape ReferenceShape(const EngineSetup& setup) {
   const int64_t budget = setup.engine.max_num_batched_tokens;
   const int64_t decodes =
       std::clamp<int64_t>(setup.engine.max_num_seqs - 1, 0, std::min<int64_t>(64, budget / 2));
@@ -19,8 +23,29 @@ double ReferenceCapacity(const EngineSetup& setup) {
   BatchShape shape;
   if (chunk > 0) shape.AddPrefill(chunk, 0, false);
   shape.AddUniformDecodes(decodes, 1024);
-  const double seconds = ToSeconds(setup.cost->Cost(shape).total_ns);
-  return seconds > 0 ? static_cast<double>(budget) / seconds : 1.0;
+  return shape;
+}
+
+double TokensPerSecond(int64_t tokens, SimTime step) {
+  const double seconds = ToSeconds(step);
+  return seconds > 0 ? static_cast<double>(tokens) / seconds : 1.0;
+}
+
+}  // namespace
+
+double ReferenceCapacity(const EngineSetup& setup) {
+  return TokensPerSecond(setup.engine.max_num_batched_tokens,
+                         setup.cost->Cost(ReferenceShape(setup)).total_ns);
+}
+
+double ReferenceCapacity(const EngineSetup& setup, const InstanceGroupConfig& group) {
+  if (group.dp <= 1) return ReferenceCapacity(setup);
+  const std::unique_ptr<DpEngine> engine =
+      MakeDpEngine(setup, group.dp, *group.budget.hardware, CudagraphCaptureTokensOf(setup));
+  const std::vector<std::optional<BatchShape>> shapes(static_cast<std::size_t>(group.dp),
+                                                      ReferenceShape(setup));
+  return TokensPerSecond(group.dp * setup.engine.max_num_batched_tokens,
+                         engine->Time(shapes).total_ns);
 }
 
 std::vector<int32_t> FleetSetup::Partition(int size) const {
@@ -126,6 +151,14 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
         throw error("model", e.line() > 0 ? e.what() : e.message());
       }
     }();
+    // Data parallelism with expert parallelism: MoE models only; each rank holds its
+    // share of the experts, which leaves it more memory for the KV cache.
+    KvBudget budget = group.budget;
+    if (group.dp > 1) {
+      if (auto why = DpExpertParallelViolation(card, group.dp, group.enable_expert_parallel))
+        throw error("dp", *why);
+      budget = DpExpertParallelKvBudget(card, group.engine.tensor_parallel_size, group.dp, budget);
+    }
     // `analytic`: fleetsim's own bundle for this model, GPU and engine settings (built once
     // and cached). The settings are checked first, so that a refusal (an impossible
     // attention pin, a quantized layout vLLM would not load) names the group's line.
@@ -149,8 +182,12 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
     fleet.model_of_group.push_back(static_cast<int32_t>(known - fleet.models.begin()));
     if (known == fleet.models.end()) fleet.models.push_back(served);
     fleet.groups.push_back(BuildEngineSetup(std::move(card), std::move(tables), group.engine,
-                                            group.budget, StepOverheadNs(group.step_overhead_us),
-                                            error));
+                                            budget, StepOverheadNs(group.step_overhead_us), error));
+    if (group.dp > 1 && fleet.groups.back().engine.num_spec > 0) {
+      throw error("dp",
+                  "speculative decoding (speculative_config) with data parallelism is not "
+                  "simulated: give dp: 1 or drop speculative_config");
+    }
   }
   // A multi-model fleet's /summary has a row per model, "model:<name>": the name must fit.
   for (std::size_t g = 0; g < cluster.groups.size() && fleet.multi_model(); ++g) {
@@ -166,8 +203,8 @@ FleetSetup BuildFleetSetup(ClusterConfig cluster, const AnalyticBundleFolder& an
   CheckRoles(cluster, fleet);
   CheckDecodeScope(cluster, fleet);
   std::vector<double> capacity;
-  for (const EngineSetup& setup : fleet.groups)
-    capacity.push_back(ReferenceCapacity(setup));
+  for (std::size_t g = 0; g < fleet.groups.size(); ++g)
+    capacity.push_back(ReferenceCapacity(fleet.groups[g], cluster.groups[g]));
   for (std::size_t i = 0; i < cluster.placement.size(); ++i) {
     const InstancePlacement& p = cluster.placement[i];
     fleet.instances.push_back(

@@ -50,6 +50,9 @@ struct FleetSetup {
 // filling the token budget beside a decode batch (up to 64 sequences at 1,024 tokens of
 // context). A router weight, not a prediction of served throughput.
 double ReferenceCapacity(const EngineSetup& setup);
+// An instance of `group`: with dp > 1, every DP rank running that step in one lock-step
+// (engine/dp_engine.h), dp x the tokens over its time.
+double ReferenceCapacity(const EngineSetup& setup, const InstanceGroupConfig& group);
 
 // The folder of the `analytic` bundle for a model on a GPU with a group's engine settings
 // (they decide its attention kernels and weights). The app passes CachedAnalyticBundle

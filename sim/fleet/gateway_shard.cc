@@ -14,8 +14,9 @@ RoutingTable RoutingTableOf(const FleetSetup& fleet) {
   for (const FleetInstanceInfo& info : fleet.instances) {
     const auto group = static_cast<std::size_t>(info.group);
     const EngineSetup& setup = fleet.groups[group];
-    table.targets.push_back(
-        {info.id, info.capacity, setup.num_blocks, static_cast<int32_t>(setup.layout.block_size)});
+    table.targets.push_back({info.id, info.capacity,
+                             setup.num_blocks * fleet.cluster.groups[group].dp,
+                             static_cast<int32_t>(setup.layout.block_size)});
     table.model_of_target.push_back(fleet.model_of_group[group]);
     table.role_of_target.push_back(fleet.cluster.groups[group].role);
     table.node_of_target.push_back(std::to_string(info.placement.pool) + ":" +

@@ -19,8 +19,8 @@ namespace fleetsim {
 struct InstanceShard::Local {
   int32_t id = 0;
   int32_t group = 0;
-  std::unique_ptr<Instance> engine;
-  SimTime key = kNever;  // its next event time as the event queue knows it
+  std::unique_ptr<FleetEngine> engine;  // one engine, or a data-parallel one's ranks
+  SimTime key = kNever;                 // its next event time as the event queue knows it
   bool active = false;
   bool touched = false;   // in touched_
   InstanceLoad reported;  // its load in the last TakeLoadChanges
@@ -63,10 +63,11 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
     auto local = std::make_unique<Local>();
     local->id = info.id;
     local->group = info.group;
-    local->engine = setup.MakeInstance();
+    local->engine = MakeFleetEngine(setup, group);
     output::InstanceRow& row = local->row;
     row.id = info.id;
     row.tp = setup.engine.tp;
+    row.dp = group.dp;
     output::CopyName(row.group, group.name);
     output::CopyName(row.hardware, group.hardware);
     output::CopyName(row.model, setup.card.name);
@@ -76,17 +77,18 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
     row.first_gpu = info.placement.first_gpu;
     row.capacity_tokens_per_s = info.capacity;
     row.block_size = setup.layout.block_size;
-    row.pool_blocks = setup.num_blocks;
+    row.pool_blocks = setup.num_blocks * group.dp;  // over its DP ranks
     output::CopyName(row.role, InstanceRoleName(group.role));
     Local* self = local.get();
     if (group.role == InstanceRole::kPrefill) {
-      local->engine->OnHandOff([this, self](const Request& request, const RequestRecord& record) {
-        return HandOff(*self, request, record);
-      });
+      local->engine->single()->OnHandOff(
+          [this, self](const Request& request, const RequestRecord& record) {
+            return HandOff(*self, request, record);
+          });
     }
     const SimTime interval = timeseries_.interval();
     const bool trace = options_.trace_steps;
-    local->engine->OnStep([self, interval, trace](const StepRecord& s) {
+    local->engine->OnStep([self, interval, trace](int32_t dp_rank, const StepRecord& s) {
       AddTokens(self->tally, (s.start + s.duration) / interval, s.prefill_tokens,
                 s.generated_tokens);
       if (!trace) return;
@@ -94,7 +96,7 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
                              s.prefill_tokens, s.prefill_chunks, s.decodes, s.generated_tokens,
                              s.preemptions, s.cache_hit_tokens, s.running, s.waiting, s.kv_usage,
                              s.decode_context_mean, s.decode_context_max,
-                             static_cast<int32_t>(s.accepted_tokens), 0});
+                             static_cast<int32_t>(s.accepted_tokens), dp_rank});
     });
     local_of_[i] = static_cast<int32_t>(locals_.size());
     locals_.push_back(std::move(local));
@@ -204,7 +206,10 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
     timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
   instance.tally.clear();
   const int gateways = fleet_.cluster.gateways.count;
-  for (RequestRecord& record : instance.engine->TakeRecords()) {
+  std::vector<int32_t> dp_ranks;
+  std::vector<RequestRecord> records = instance.engine->TakeRecords(dp_ranks);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    RequestRecord& record = records[i];
     output::InstanceRow& totals = instance.row;
     ++totals.requests;
     totals.prompt_tokens += record.input_tokens;
@@ -224,7 +229,9 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
     }
     const auto leg = instance.legs.find(record.id);
     if (leg == instance.legs.end()) {
-      ledger.Add(RequestRowOf(record, instance.id, gateway, delays_), instance.group);
+      output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
+      if (!dp_ranks.empty()) row.dp_rank = dp_ranks[i];
+      ledger.Add(row, instance.group);
       continue;
     }
     // The prefill group's /summary row counts it too (docs/OUTPUT.md); the fleet's once.
@@ -297,10 +304,9 @@ void InstanceShard::SampleUpTo(SimTime now) {
 
 void InstanceShard::Sample(const Timeseries::Sampler& sample) const {
   for (const auto& local : locals_) {
-    const Instance& engine = *local->engine;
-    sample(local->group, engine.num_running(), engine.num_waiting(),
-           engine.kv_cache().num_usable_blocks() - engine.kv_cache().num_free_blocks(),
-           engine.kv_cache().num_usable_blocks());
+    const FleetEngine& engine = *local->engine;
+    sample(local->group, engine.num_running(), engine.num_waiting(), engine.kv_used_blocks(),
+           engine.kv_usable_blocks());
   }
 }
 
@@ -317,10 +323,9 @@ std::vector<LoadChange> InstanceShard::TakeLoadChanges() {
   for (const int32_t local : touched_) {
     Local& instance = *locals_[static_cast<std::size_t>(local)];
     instance.touched = false;
-    const Instance& engine = *instance.engine;
+    const FleetEngine& engine = *instance.engine;
     const InstanceLoad load = {static_cast<int32_t>(engine.outstanding()),
-                               static_cast<int32_t>(engine.kv_cache().num_usable_blocks() -
-                                                    engine.kv_cache().num_free_blocks())};
+                               static_cast<int32_t>(engine.kv_used_blocks())};
     if (load.outstanding == instance.reported.outstanding &&
         load.kv_used_blocks == instance.reported.kv_used_blocks)
       continue;
@@ -408,13 +413,15 @@ std::vector<int64_t> SortedKeys(const Map& map) {
 void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   // A field added to Local is state the checkpoint must hold: save it below and in
   // LoadInstance (docs/CHECKPOINT.md), then update this size.
-  static_assert(sizeof(Local) == 616, "InstanceShard::Local changed: save the new field");
+  static_assert(sizeof(Local) == 624, "InstanceShard::Local changed: save the new field");
   const Local& local =
       *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
   // At a window boundary the window's hand-offs have gone to their decode instances.
   FLEETSIM_CHECK(local.handed_off.empty(),
                  "a checkpoint is taken after the window's hand-offs are shipped");
-  local.engine->Save(w);
+  // Data-parallel engines are refused before a checkpointed run (fleet/checkpoint_support.cc).
+  FLEETSIM_CHECK(local.engine->single() != nullptr, "a data-parallel instance is not saved");
+  local.engine->single()->Save(w);
   w.Pod(local.reported);
   w.I64(local.steps_seen);
   w.Pods(local.steps);
@@ -440,7 +447,8 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
 
 void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
   Local& local = *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
-  local.engine->Load(r);
+  FLEETSIM_CHECK(local.engine->single() != nullptr, "a data-parallel instance is not loaded");
+  local.engine->single()->Load(r);
   local.reported = r.Pod<InstanceLoad>();
   local.steps_seen = r.I64();
   local.steps = r.Pods<output::StepRow>();

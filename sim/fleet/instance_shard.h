@@ -19,6 +19,7 @@
 #include <queue>
 #include <vector>
 
+#include "fleet/fleet_engine.h"
 #include "fleet/fleet_metrics.h"
 #include "fleet/fleet_setup.h"
 #include "fleet/request_ledger.h"

@@ -118,13 +118,36 @@ Params VisionParams(const VisionTower& v, const Quantization& quant) {
   return p;
 }
 
+// Qwen3.5's MTP module (qwen3_5_mtp.py, Qwen3_5MultiTokenPredictor): fc (2H -> H,
+// ColumnParallelLinear with gather_output: split by TP), pre_fc_norm_hidden,
+// pre_fc_norm_embedding and the final norm, and mtp_layers full-attention decoder layers
+// (Qwen3_5DecoderLayer, layer_type "full_attention") with their two norms and the model's
+// MLP kind. embed_tokens and lm_head are shared with the target (not counted).
+Params MtpParams(const ModelCard& card, int tp, const Quantization& quant,
+                 int64_t& unsharded_extra) {
+  const int64_t h = card.hidden_size;
+  Params p;
+  AddLinear(p, 2 * h * h, quant, "mtp.fc");
+  p.replicated += 3 * h;
+  const bool moe = card.CountMoeLayers() > 0;
+  for (int i = 0; i < card.mtp_layers; ++i) {
+    const std::string layer = "mtp.layers." + std::to_string(i) + ".";
+    p.replicated += 2 * h;  // input and post-attention norms
+    const Params attention = AttentionParams(card, tp, quant, layer);
+    p += attention;
+    unsharded_extra += AttentionParamsUnsharded(card) - attention.Total();
+    p += MlpParams(card, moe, quant, layer);
+  }
+  return p;
+}
+
 }  // namespace
 
 WeightCount CountWeights(const ModelCard& card, int tp) {
   return CountWeights(card, tp, card.quantization.value_or(Quantization{}));
 }
 
-WeightCount CountWeights(const ModelCard& card, int tp, const Quantization& quant) {
+WeightCount CountWeights(const ModelCard& card, int tp, const Quantization& quant, bool with_mtp) {
   const int64_t h = card.hidden_size;
   Params text;
   int64_t text_unsharded_extra = 0;
@@ -155,12 +178,23 @@ WeightCount CountWeights(const ModelCard& card, int tp, const Quantization& quan
     count.vision_params_per_rank = vision.PerRank(tp);
     count.quantized_params_per_rank += vision.QuantizedPerRank(tp);
   }
-  const int64_t plain =
-      count.text_params_per_rank + count.vision_params_per_rank - count.quantized_params_per_rank;
+  int64_t mtp_quantized_per_rank = 0;
+  if (with_mtp && card.mtp_layers > 0) {
+    int64_t mtp_unsharded_extra = 0;
+    const Params mtp = MtpParams(card, tp, quant, mtp_unsharded_extra);
+    count.mtp_params = mtp.Total() + mtp_unsharded_extra;
+    count.mtp_params_per_rank = mtp.PerRank(tp);
+    mtp_quantized_per_rank = mtp.QuantizedPerRank(tp);
+    count.quantized_params_per_rank += mtp_quantized_per_rank;
+  }
+  const auto bytes = [&](int64_t params, int64_t quantized) {
+    return (params - quantized) * BytesOf(card.dtype) +
+           static_cast<int64_t>(std::ceil(static_cast<double>(quantized) * quant.BytesPerWeight()));
+  };
   count.bytes_per_rank =
-      plain * BytesOf(card.dtype) +
-      static_cast<int64_t>(
-          std::ceil(static_cast<double>(count.quantized_params_per_rank) * quant.BytesPerWeight()));
+      bytes(count.text_params_per_rank + count.vision_params_per_rank + count.mtp_params_per_rank,
+            count.quantized_params_per_rank);
+  count.mtp_bytes_per_rank = bytes(count.mtp_params_per_rank, mtp_quantized_per_rank);
   return count;
 }
 

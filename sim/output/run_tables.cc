@@ -26,6 +26,7 @@ TableSchema RequestSchema() {
   FLEETSIM_COLUMN(s, RequestRow, Float64, e2e_s, "s");
   FLEETSIM_COLUMN(s, RequestRow, Int32, prefill_instance, "index");
   FLEETSIM_COLUMN(s, RequestRow, Int32, decode_instance, "index");
+  FLEETSIM_COLUMN(s, RequestRow, Int32, dp_rank, "index");
   FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_start_ns, "ns");
   FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_end_ns, "ns");
   FLEETSIM_COLUMN(s, RequestRow, Int64, transfer_bytes, "bytes");
@@ -38,6 +39,7 @@ TableSchema InstanceSchema() {
   TableSchema s(sizeof(InstanceRow));
   FLEETSIM_COLUMN(s, InstanceRow, Int32, id, "index");
   FLEETSIM_COLUMN(s, InstanceRow, Int32, tp, "GPUs");
+  FLEETSIM_COLUMN(s, InstanceRow, Int32, dp, "ranks");
   FLEETSIM_STRING(s, InstanceRow, group);
   FLEETSIM_STRING(s, InstanceRow, hardware);
   FLEETSIM_STRING(s, InstanceRow, model);
@@ -85,6 +87,7 @@ TableSchema SummarySchema() {
 TableSchema StepSchema() {
   TableSchema s(sizeof(StepRow));
   FLEETSIM_COLUMN(s, StepRow, Int32, instance, "index");
+  FLEETSIM_COLUMN(s, StepRow, Int32, dp_rank, "index");
   FLEETSIM_COLUMN(s, StepRow, Int64, start_ns, "ns");
   FLEETSIM_COLUMN(s, StepRow, Int64, duration_ns, "ns");
   FLEETSIM_COLUMN(s, StepRow, Int64, prefill_tokens, "tokens");

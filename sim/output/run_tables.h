@@ -40,7 +40,9 @@ struct RequestRow {
   double e2e_s;
   // Prefill/decode disaggregation (docs/DISAGGREGATION.md); -1 (and 0 bytes) otherwise.
   int32_t decode_instance;  // where the prefill instance handed it (it reached it)
-  int32_t unused;
+  // The DP rank of a data-parallel instance that served it (its front end's choice); -1
+  // on an instance without data parallelism (docs/OUTPUT.md).
+  int32_t dp_rank;
   int64_t transfer_start_ns;  // the decode instance starts reading the KV
   int64_t transfer_end_ns;    // the KV is in its blocks: the request arrives there
   int64_t transfer_bytes;
@@ -68,6 +70,8 @@ struct InstanceRow {
   int64_t preemptions;
   int64_t prefix_hit_tokens;
   char role[8];  // mixed, prefill, decode
+  int32_t dp;    // data-parallel ranks (each of tp GPUs; 1: none)
+  int32_t unused;
 };
 
 struct SummaryRow {
@@ -105,7 +109,9 @@ struct StepRow {
   double decode_context_mean;
   int64_t decode_context_max;
   int32_t accepted_tokens;  // of draft_tokens, those the target accepted
-  int32_t pad;
+  // A data-parallel instance's rows: one per DP rank per lock-step (a rank without work
+  // ran a dummy batch: no tokens); -1 for an instance without data parallelism.
+  int32_t dp_rank;
 };
 
 // One instance group's state at the start of an interval of /timeseries, and its

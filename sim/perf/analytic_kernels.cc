@@ -321,6 +321,8 @@ const char* ModuleOf(Kernel kernel) {
       return "model.layers.0.linear_attn.in_proj_qkvz";
     case Kernel::kGdnOutProj:
       return "model.layers.0.linear_attn.out_proj";
+    case Kernel::kMtpFc:
+      return "mtp.fc";
     default:  // lm_head and the embedding stay in the model dtype
       return nullptr;
   }
@@ -357,6 +359,11 @@ std::optional<GemmDims> AnalyticKernels::GemmDimsOf(Kernel kernel) const {
       return GemmDims{h, inter};
     case Kernel::kLmHead:
       return GemmDims{static_cast<double>(card_.vocab_size) / tp, h};
+    case Kernel::kMtpFc:
+      // qwen3_5_mtp.py: fc = ColumnParallelLinear(2 x hidden, hidden): each rank computes
+      // hidden / tp outputs from the concatenated embedding and hidden state.
+      if (card_.mtp_layers == 0) return std::nullopt;
+      return GemmDims{h / tp, 2 * h};
     case Kernel::kGdnInProj:
     case Kernel::kGdnOutProj: {
       if (!card_.linear) return std::nullopt;

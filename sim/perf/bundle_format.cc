@@ -69,9 +69,10 @@ std::string RegimesText(Kernel kernel) {
 }
 
 std::string NeedText(const KernelSpec& spec) {
-  std::string text = spec.need == Need::kAlways     ? "required"
-                     : spec.need == Need::kIfQkNorm ? "with q/k norms"
-                                                    : "when present";
+  std::string text = spec.need == Need::kAlways             ? "required"
+                     : spec.need == Need::kIfQkNorm         ? "with q/k norms"
+                     : spec.need == Need::kIfMtpSpeculation ? "with MTP speculation"
+                                                            : "when present";
   if (spec.fused_into) text += ", or in " + Code(NameOf(*spec.fused_into));
   return text;
 }

@@ -39,6 +39,7 @@ constexpr KernelInfo kKernels[] = {
     {Kernel::kGdnGlue, "gdn_glue", BundleFile::kDense},
     {Kernel::kGdnNorm, "gdn_norm", BundleFile::kDense},
     {Kernel::kGdnOutProj, "gdn_out_proj", BundleFile::kDense},
+    {Kernel::kMtpFc, "mtp_fc", BundleFile::kDense},
     {Kernel::kLmHead, "lm_head", BundleFile::kPerSequence},
     {Kernel::kSampler, "sampler", BundleFile::kPerSequence},
     {Kernel::kAttention, "attention", BundleFile::kAttention, kPrefillBit | kDecodeBit | kMixedBit},
@@ -101,6 +102,7 @@ constexpr KernelSpec kLinearAttentionKernels[] = {{Kernel::kLayernorm, 2},
                                                   {Kernel::kGdnCore, 1, Need::kIfPresent}};
 constexpr KernelSpec kMlpKernels[] = {{Kernel::kGateUpProj}, {Kernel::kActFn}, {Kernel::kDownProj}};
 constexpr KernelSpec kMoeKernels[] = {{Kernel::kMoe}};
+constexpr KernelSpec kMtpKernels[] = {{Kernel::kMtpFc, 1, Need::kIfMtpSpeculation}};
 
 }  // namespace
 
@@ -161,6 +163,8 @@ std::string_view NameOf(LayerKind kind) {
       return "mlp";
     case LayerKind::kMoe:
       return "moe";
+    case LayerKind::kMtp:
+      return "mtp";
   }
   return "?";
 }
@@ -177,6 +181,8 @@ int LayerCount(const ModelCard& card, LayerKind kind) {
       return card.NumLayers() - card.CountMoeLayers();
     case LayerKind::kMoe:
       return card.CountMoeLayers();
+    case LayerKind::kMtp:
+      return card.mtp_layers > 0 ? 1 : 0;
   }
   return 0;
 }
@@ -193,6 +199,8 @@ std::span<const KernelSpec> KernelsOf(LayerKind kind) {
       return kMlpKernels;
     case LayerKind::kMoe:
       return kMoeKernels;
+    case LayerKind::kMtp:
+      return kMtpKernels;
   }
   return {};
 }

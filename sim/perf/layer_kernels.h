@@ -37,6 +37,7 @@ enum class Kernel {
   kGdnGlue,
   kGdnNorm,
   kGdnOutProj,
+  kMtpFc,  // the MTP module's fc projection (2 x hidden -> hidden), once per draft pass
   // per_sequence.csv
   kLmHead,
   kSampler,
@@ -76,17 +77,21 @@ bool IsRegimeKernel(Kernel kernel);
 bool RunsIn(Kernel kernel, Regime regime);
 
 // The block types of a model, in coverage's order; kHead is the once-per-step part.
-enum class LayerKind { kHead, kFullAttention, kLinearAttention, kMlp, kMoe };
-inline constexpr LayerKind kLayerKinds[] = {LayerKind::kHead, LayerKind::kFullAttention,
-                                            LayerKind::kLinearAttention, LayerKind::kMlp,
-                                            LayerKind::kMoe};
+// kMtp is the MTP module's own kernel (its fc), charged once per draft pass with MTP
+// speculation; its decoder layer charges the kFullAttention and kMlp / kMoe kernels.
+enum class LayerKind { kHead, kFullAttention, kLinearAttention, kMlp, kMoe, kMtp };
+inline constexpr LayerKind kLayerKinds[] = {
+    LayerKind::kHead, LayerKind::kFullAttention, LayerKind::kLinearAttention,
+    LayerKind::kMlp,  LayerKind::kMoe,           LayerKind::kMtp};
 std::string_view NameOf(LayerKind kind);  // "head", "full_attention", ...
-// How many layers of the kind the model has (kHead: 1).
+// How many layers of the kind the model has (kHead: 1; kMtp: 1 when the model ships MTP
+// layers -- one fc for the module -- else 0).
 int LayerCount(const ModelCard& card, LayerKind kind);
 
-// Whether a bundle must have a kernel: always, only for models with q/k norms, or not at
+// Whether a bundle must have a kernel: always, only for models with q/k norms, only for an
+// engine speculating with MTP (the cost model refuses a bundle without it then), or not at
 // all (glue a profile may or may not bind, charged when present).
-enum class Need { kAlways, kIfQkNorm, kIfPresent };
+enum class Need { kAlways, kIfQkNorm, kIfMtpSpeculation, kIfPresent };
 // One kernel a layer kind charges, `times` per layer (kHead: per step, per_sequence.csv
 // kernels per sampled sequence). A needed kernel may instead be carried by `fused_into`.
 struct KernelSpec {

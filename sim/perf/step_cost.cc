@@ -130,6 +130,7 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
       logits_bytes_per_sequence_(PaddedVocab(card.vocab_size) * BytesOf(card.dtype)),
       num_layers_(card.NumLayers()),
       tp_(tp) {
+  bundle_dir_ = bundle.dir;
   full_layers_ = LayerCount(card, LayerKind::kFullAttention);
   gdn_layers_ = LayerCount(card, LayerKind::kLinearAttention);
   moe_layers_ = LayerCount(card, LayerKind::kMoe);
@@ -162,6 +163,7 @@ StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp
   Require(lm_head_ != nullptr, bundle, "per_sequence kernel 'lm_head'", "per sampled sequence");
   sampler_ = tables_.Curve(Kernel::kSampler);
   has_sampler_ = sampler_ != nullptr;
+  mtp_fc_ = tables_.Curve(Kernel::kMtpFc);
   shared_token_axis_ = true;
   for (const auto* kernels : {&full_kernels_, &gdn_kernels_, &mlp_kernels_}) {
     for (const GridTable* kernel : *kernels)
@@ -305,10 +307,27 @@ StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
   return cost;
 }
 
+void StepCostModel::EnableMtpDrafting(int num_speculative_tokens) {
+  if (num_speculative_tokens > 0 && mtp_fc_ == nullptr) {
+    throw InputError(bundle_dir_, 0, std::string(NameOf(Kernel::kMtpFc)),
+                     "the bundle (" + TpFolder(tables_.tp) + "/" +
+                         std::string(FileName(BundleFile::kDense)) + ") lacks kernel '" +
+                         std::string(NameOf(Kernel::kMtpFc)) +
+                         "', the MTP module's fc projection that MTP speculation runs in every "
+                         "draft pass; rebuild the bundle (the analytic and kernel-db builders "
+                         "write it for models with MTP layers)");
+  }
+  draft_passes_ = num_speculative_tokens;
+}
+
 double StepCostModel::DraftPassUs(const BatchShape& attention, double tokens,
                                   double sequences) const {
   const GridTable::Position at = embedding_->Locate(tokens);
   double us = embedding_->LookupAt(at) + TokenUs(*final_layernorm_, tokens, at);
+  // qwen3_5_mtp.py: the embedding and the target's hidden state, each normed, are
+  // concatenated and projected by fc before the decoder layer. (Its table may have its own
+  // token axis: read it directly.)
+  us += mtp_fc_->Lookup({tokens});
   us += PlusTokenUs(AttentionUs(attention), full_kernels_, tokens, at);
   // The MTP layer's MLP is the model's kind: a MoE block for MoE models (Qwen3.5-35B-A3B).
   us += moe_layers_ > 0 ? MoeUs(tokens) : PlusTokenUs(0, mlp_kernels_, tokens, at);
@@ -321,7 +340,9 @@ double StepCostModel::DraftCollectivesUs(int64_t tokens, int64_t sequences) cons
   const int64_t bytes = tokens * hidden_bytes_per_token_;
   const double each_us = tables_.allreduce ? tables_.allreduce->Lookup({static_cast<double>(bytes)})
                                            : collectives_.AllReduceUs(bytes);
-  return 3 * each_us +
+  // fc is a ColumnParallelLinear with gather_output=True: its hidden / tp outputs per rank
+  // are all-gathered into the whole hidden state (tensor_model_parallel_all_gather, NCCL).
+  return 3 * each_us + collectives_.NcclUs(NcclCollective::kAllGather, static_cast<double>(bytes)) +
          collectives_.NcclUs(NcclCollective::kAllGather,
                              static_cast<double>(sequences * logits_bytes_per_sequence_));
 }

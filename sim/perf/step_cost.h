@@ -21,9 +21,10 @@
 //   runs k passes after it (vllm/v1/spec_decode/eagle.py, EagleProposer.propose): the first
 //   over every token of the step, the others one token per sequence; a pass is one
 //   full-attention decoder layer with the model's MLP or MoE block, the embedding, a norm
-//   and the lm_head for one row per sequence, all from the same tables (plus, at TP > 1,
-//   3 all-reduces of the pass's tokens and the logits all-gather). The MTP's fc projection
-//   (2 x hidden -> hidden) has no bundle kernel and is not charged.
+//   and the lm_head for one row per sequence, all from the same tables, and the MTP's fc
+//   projection (2 x hidden -> hidden, the bundle's `mtp_fc` GEMM) over the pass's tokens
+//   (plus, at TP > 1, 3 all-reduces of the pass's tokens, the all-gather of fc's output --
+//   a ColumnParallelLinear with gather_output -- and the logits all-gather).
 // Kernels a bundle lacks that the model needs are refused when the model is built; rows
 // the model does not need (qk_norm for Llama) are not charged.
 #pragma once
@@ -82,8 +83,9 @@ class StepCostModel {
   int moe_layers() const { return moe_layers_; }
   int moe_experts() const { return moe_experts_; }
   int moe_top_k() const { return moe_top_k_; }
-  // Charges `num_speculative_tokens` MTP draft passes in every step (0: none).
-  void EnableMtpDrafting(int num_speculative_tokens) { draft_passes_ = num_speculative_tokens; }
+  // Charges `num_speculative_tokens` MTP draft passes in every step (0: none). A bundle
+  // without the `mtp_fc` kernel cannot price them and is refused (an InputError).
+  void EnableMtpDrafting(int num_speculative_tokens);
   int draft_passes() const { return draft_passes_; }
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
@@ -133,7 +135,8 @@ class StepCostModel {
   // One draft pass: `tokens` tokens through one decoder layer whose attention is
   // `attention`, and the lm_head for `sequences` rows.
   double DraftPassUs(const BatchShape& attention, double tokens, double sequences) const;
-  // At TP > 1: the pass's all-reduces and logits all-gather.
+  // At TP > 1: the pass's all-reduces, the all-gather of fc's output and the logits
+  // all-gather.
   double DraftCollectivesUs(int64_t tokens, int64_t sequences) const;
   // A per-token kernel at `tokens` (`at`: tokens located on the shared token axis), and
   // `start` plus such kernels added in order (the order fixes the rounding).
@@ -165,6 +168,8 @@ class StepCostModel {
   const GridTable* final_layernorm_ = nullptr;
   const GridTable* lm_head_ = nullptr;
   const GridTable* sampler_ = nullptr;
+  const GridTable* mtp_fc_ = nullptr;  // with MTP drafting only
+  std::string bundle_dir_;             // for the refusal of a bundle without mtp_fc
   bool has_sampler_ = false;
   // Whether every per-token table above has embedding_'s token axis (so one Locate serves
   // them all); bundles whose kernels were measured at different counts look each one up.

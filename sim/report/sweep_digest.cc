@@ -28,11 +28,17 @@ const output::FrameColumn* SweepDigest::Column(const std::string& column_name) c
 }
 
 const std::vector<std::string>& LayoutColumns() {
-  static const std::vector<std::string> names = {
-      "tp",           "replicas",       "gpus",
-      "hardware",     "prefix_caching", "max_num_batched_tokens",
-      "max_num_seqs", "policy",         "capacity_weighted",
-      "rate_scale"};
+  static const std::vector<std::string> names = {"tp",
+                                                 "dp",
+                                                 "replicas",
+                                                 "gpus",
+                                                 "hardware",
+                                                 "prefix_caching",
+                                                 "max_num_batched_tokens",
+                                                 "max_num_seqs",
+                                                 "policy",
+                                                 "capacity_weighted",
+                                                 "rate_scale"};
   return names;
 }
 
@@ -59,16 +65,23 @@ SweepDigest DigestSweep(const std::string& path, const std::string& label) {
   if (sweep.objective == "max_rate") std::erase(sweep.axes, std::string("rate_scale"));
   // Layouts name every varying column; the charts plot against the free ones.
   const std::vector<std::string> named = sweep.axes;
-  // Replicas that follow from TP under a GPU budget (TP x replicas the same at every point)
-  // are no axis of their own: a chart against them would repeat the one against TP.
+  // Replicas that follow from TP (and DP) under a GPU budget (TP x DP x replicas the same
+  // at every point) are no axis of their own: a chart against them would repeat the one
+  // against TP or DP.
   const output::FrameColumn* tp = sweep.Column("tp");
+  const output::FrameColumn* dp = sweep.Column("dp");  // absent in sweeps before it
   const output::FrameColumn* replicas = sweep.Column("replicas");
-  if (tp && replicas && !tp->text && !replicas->text &&
-      std::find(sweep.axes.begin(), sweep.axes.end(), "tp") != sweep.axes.end()) {
+  const auto swept = [&sweep](const char* axis) {
+    return std::find(sweep.axes.begin(), sweep.axes.end(), axis) != sweep.axes.end();
+  };
+  if (tp && replicas && !tp->text && !replicas->text && (!dp || !dp->text) &&
+      (swept("tp") || swept("dp"))) {
+    const auto gpus = [&](std::size_t r) {
+      return tp->numbers[r] * (dp ? dp->numbers[r] : 1.0) * replicas->numbers[r];
+    };
     bool budget = true;
     for (std::size_t r = 0; r < sweep.rows; ++r)
-      budget =
-          budget && tp->numbers[r] * replicas->numbers[r] == tp->numbers[0] * replicas->numbers[0];
+      budget = budget && gpus(r) == gpus(0);
     if (budget) std::erase(sweep.axes, std::string("replicas"));
   }
   sweep.layout.assign(sweep.rows, "");

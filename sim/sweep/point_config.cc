@@ -60,7 +60,8 @@ int NodesNeeded(const YAML::Node& groups, const std::string& pool_name, int gpus
   std::vector<int> used;
   for (const YAML::Node& group : groups) {
     if (ScalarOf(group, "pool") != pool_name) continue;
-    const int tp = IntOf(group, "tp", 1);
+    // An instance takes TP x DP GPUs of one node.
+    const int tp = IntOf(group, "tp", 1) * IntOf(group, "dp", 1);
     if (tp > gpus_per_node) return 0;  // the config loader names this error
     for (int r = IntOf(group, "replicas", 1); r > 0; --r) {
       std::size_t node = 0;
@@ -141,6 +142,11 @@ std::string PointConfigYaml(const SweepSpec& spec, const SweepPoint& point) {
   using namespace engine_settings;
   const auto at = [](YAML::Node node, std::string_view key) { return node[std::string(key)]; };
   if (point.tp) at(group, kGroupTp.key()) = *point.tp;
+  if (point.dp) {
+    // The simulator runs DP with expert parallelism, and EP only with DP > 1.
+    at(group, kGroupDp.key()) = *point.dp;
+    at(group, kGroupEnableExpertParallel.key()) = *point.dp > 1;
+  }
   if (point.replicas) at(group, kGroupReplicas.key()) = *point.replicas;
   if (point.enable_prefix_caching || point.max_num_batched_tokens || point.max_num_seqs ||
       point.block_size) {

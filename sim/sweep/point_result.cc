@@ -48,12 +48,13 @@ PointResult ReadPointResult(const fs::path& config_path, const fs::path& result_
 
   const ClusterConfig cluster = LoadClusterConfig(config_path.string());
   for (const InstanceGroupConfig& g : cluster.groups) {
-    const int64_t gpus = int64_t{g.replicas} * g.engine.tensor_parallel_size;
+    const int64_t gpus = int64_t{g.replicas} * g.GpusPerInstance();  // TP x DP each
     r.gpus += gpus;
     r.cost_per_hour_usd +=
         static_cast<double>(gpus) * g.budget.hardware->price_per_gpu_hour_usd.value;
     if (g.name != group_name) continue;
     r.tp = g.engine.tensor_parallel_size;
+    r.dp = g.dp;
     r.replicas = g.replicas;
     r.hardware = g.hardware;
     const ModelCard card = ModelCatalog(ModelsDir()).Load(g.model);

@@ -21,6 +21,7 @@ struct PointResult {
   double rate_scale = 1.0;     // the run's (for max_rate: the kept run's)
   // The swept group, with engine settings resolved as the engine resolves them.
   int tp = 1;
+  int dp = 1;
   int replicas = 1;
   std::string hardware;
   bool prefix_caching = false;
@@ -34,7 +35,7 @@ struct PointResult {
   // The gateways.
   std::string policy;
   bool capacity_weighted = false;
-  // The whole fleet: every instance's GPUs (replicas x tp over all groups), and what
+  // The whole fleet: every instance's GPUs (replicas x tp x dp over all groups), and what
   // they cost per hour at their hardware's catalog price.
   int64_t gpus = 0;
   double cost_per_hour_usd = 0;

@@ -16,6 +16,7 @@ using ApplyValue = void (*)(const SweepAxes& axes, std::size_t i, SweepPoint& po
 
 constexpr ApplyValue kAxes[] = {
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.tp = a.tp[i]; },
+    [](const SweepAxes& a, std::size_t i, SweepPoint& p) { p.dp = a.dp[i]; },
     [](const SweepAxes& a, std::size_t i, SweepPoint& p) {
       p.enable_prefix_caching = static_cast<bool>(a.enable_prefix_caching[i]);
     },
@@ -38,11 +39,12 @@ constexpr ApplyValue kAxes[] = {
     },
 };
 // The decode axes (pd_split, decode_tp, decode_hardware): a colocated point ignores them.
-constexpr std::size_t kFirstDecodeAxis = 10;
+constexpr std::size_t kFirstDecodeAxis = 11;
 
 // The sizes of the axes in kAxes order; 0 for an axis the spec leaves out.
 std::vector<std::size_t> AxisSizes(const SweepAxes& a) {
   return {a.tp.size(),
+          a.dp.size(),
           a.enable_prefix_caching.size(),
           a.max_num_batched_tokens.size(),
           a.max_num_seqs.size(),
@@ -81,6 +83,25 @@ std::optional<std::string> SplitBudget(const SweepSpec& spec, SweepPoint& point)
   return std::nullopt;
 }
 
+// Why the point's TP x DP GPUs do not fit one node of its hardware (each TP alone was
+// checked against every node when the spec was read).
+std::optional<std::string> NodeMisfit(const SweepSpec& spec, const SweepPoint& point) {
+  const int dp = point.dp.value_or(spec.base_dp);
+  if (dp <= 1) return std::nullopt;
+  int node = spec.base_node_gpus;
+  if (point.hardware) {
+    for (std::size_t h = 0; h < spec.axes.hardware.size(); ++h) {
+      if (spec.axes.hardware[h] == *point.hardware && h < spec.hardware_node_gpus.size())
+        node = spec.hardware_node_gpus[h];
+    }
+  }
+  const int gpus = point.tp.value_or(spec.base_tp) * dp;
+  if (node <= 0 || gpus <= node) return std::nullopt;
+  return "DP " + std::to_string(dp) + " x TP " + std::to_string(point.tp.value_or(spec.base_tp)) +
+         " = " + std::to_string(gpus) + " GPUs exceed one node's " + std::to_string(node) +
+         " (an instance stays inside a node)";
+}
+
 }  // namespace
 
 SweepPoints ExpandPoints(const SweepSpec& spec) {
@@ -112,6 +133,10 @@ SweepPoints ExpandPoints(const SweepSpec& spec) {
         continue;
       }
     }
+    if (const auto why = NodeMisfit(spec, point)) {
+      out.skipped.push_back(DescribePoint(point) + ": " + *why);
+      continue;
+    }
     if (spec.gpu_budget && !spec.decode_group.empty()) {
       if (const auto why = SplitBudget(spec, point)) {
         out.skipped.push_back(DescribePoint(point) + ": " + *why);
@@ -119,13 +144,15 @@ SweepPoints ExpandPoints(const SweepSpec& spec) {
       }
     } else if (spec.gpu_budget) {
       const int tp = point.tp.value_or(spec.base_tp);
-      if (*spec.gpu_budget % tp != 0) {
+      const int dp = point.dp.value_or(spec.base_dp);
+      if (*spec.gpu_budget % (tp * dp) != 0) {
         out.skipped.push_back(DescribePoint(point) + ": gpu_budget " +
-                              std::to_string(*spec.gpu_budget) + " is not a multiple of TP " +
-                              std::to_string(tp));
+                              std::to_string(*spec.gpu_budget) + " is not a multiple of " +
+                              (dp > 1 ? "DP " + std::to_string(dp) + " x " : std::string()) +
+                              "TP " + std::to_string(tp));
         continue;
       }
-      point.replicas = *spec.gpu_budget / tp;
+      point.replicas = *spec.gpu_budget / (tp * dp);
     }
     point.index = static_cast<int>(out.points.size());
     out.points.push_back(std::move(point));
@@ -140,6 +167,7 @@ std::string DescribePoint(const SweepPoint& p) {
   };
   auto flag = [](bool value) { return std::string(value ? "true" : "false"); };
   if (p.tp) add("tp", std::to_string(*p.tp));
+  if (p.dp) add("dp", std::to_string(*p.dp));
   if (p.replicas) add("replicas", std::to_string(*p.replicas));
   if (p.enable_prefix_caching) add("prefix_caching", flag(*p.enable_prefix_caching));
   if (p.max_num_batched_tokens)

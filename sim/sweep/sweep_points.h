@@ -1,9 +1,9 @@
-// The points of a sweep: the cartesian product of its axes, in the fixed axis order tp,
+// The points of a sweep: the cartesian product of its axes, in the fixed axis order tp, dp,
 // enable_prefix_caching, max_num_batched_tokens, max_num_seqs, policy, capacity_weighted,
 // hardware, rate_scale, serving, pd_split, decode_tp, decode_hardware (the last varies
-// fastest). With a gpu_budget each point's replicas
-// are gpu_budget / tp; a combination whose TP does not divide the budget is skipped (and
-// listed), so the points are numbered 0..N-1 without gaps.
+// fastest). With a gpu_budget each point's replicas are gpu_budget / (tp x dp); a
+// combination whose TP x DP does not divide the budget, or does not fit one node, is
+// skipped (and listed), so the points are numbered 0..N-1 without gaps.
 //
 //   SweepPoints sweep = ExpandPoints(spec);
 //   for (const SweepPoint& p : sweep.points)
@@ -23,7 +23,8 @@ namespace fleetsim {
 struct SweepPoint {
   int index = 0;
   std::optional<int> tp;
-  std::optional<int> replicas;  // gpu_budget / tp
+  std::optional<int> dp;        // > 1: with enable_expert_parallel
+  std::optional<int> replicas;  // gpu_budget / (tp x dp)
   std::optional<bool> enable_prefix_caching;
   std::optional<int> max_num_batched_tokens;
   std::optional<int> max_num_seqs;

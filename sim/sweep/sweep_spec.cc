@@ -10,7 +10,9 @@
 #include "core/setting.h"
 #include "core/sim_time.h"
 #include "core/yaml_section.h"
+#include "engine/dp_setup.h"
 #include "model/hardware.h"
+#include "model/model_catalog.h"
 
 namespace fleetsim {
 namespace {
@@ -157,12 +159,13 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
               const ClusterConfig& base, const InstanceGroupConfig& group, SweepSpec& spec) {
   using namespace cluster_settings;
   using namespace engine_settings;
-  axes.RejectUnknownKeys({kGroupTp.key(), kEnablePrefixCaching.key(), kMaxNumBatchedTokens.key(),
-                          kMaxNumSeqs.key(), kBlockSize.key(), kGatewayPolicy.key(),
-                          kCapacityWeighted.key(), "hardware", "rate_scale", "serving", "pd_split",
-                          "decode_tp", "decode_hardware"});
+  axes.RejectUnknownKeys({kGroupTp.key(), kGroupDp.key(), kEnablePrefixCaching.key(),
+                          kMaxNumBatchedTokens.key(), kMaxNumSeqs.key(), kBlockSize.key(),
+                          kGatewayPolicy.key(), kCapacityWeighted.key(), "hardware", "rate_scale",
+                          "serving", "pd_split", "decode_tp", "decode_hardware"});
   ReadDisaggregationAxes(axes, spec_dir, spec);
   const auto tp = ReadAxis<int>(axes, kGroupTp.key());
+  const auto dp = ReadAxis<int>(axes, kGroupDp.key());
   const auto caching = ReadAxis<bool>(axes, kEnablePrefixCaching.key());
   const auto batched = ReadAxis<int>(axes, kMaxNumBatchedTokens.key());
   const auto seqs = ReadAxis<int>(axes, kMaxNumSeqs.key());
@@ -173,6 +176,19 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   const auto rate = ReadAxis<double>(axes, "rate_scale");
 
   CheckAxis(axes, tp, kGroupTp);
+  CheckAxis(axes, dp, kGroupDp);
+  for (const AxisValue<int>& v : dp) {
+    // The cluster config's rules for dp > 1 (cluster/cluster_config.cc), here at the value.
+    if (v.value == 1) continue;
+    if (!spec.decode_group.empty() || group.role != InstanceRole::kMixed) {
+      throw InputError(axes.file(), v.line, v.field,
+                       "dp > 1 needs a mixed group (prefill/decode disaggregation with data "
+                       "parallelism is not simulated)");
+    }
+    const ModelCard card = ModelCatalog(ModelsDir()).Load(group.model);
+    if (auto why = DpExpertParallelViolation(card, v.value, true))
+      throw InputError(axes.file(), v.line, v.field, *why);
+  }
   CheckAxis(axes, batched, kMaxNumBatchedTokens);
   CheckAxis(axes, seqs, kMaxNumSeqs);
   CheckAxis(axes, blocks, kBlockSize);
@@ -192,7 +208,11 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
   for (const AxisValue<std::string>& v : hardware) {
     HardwareSpec loaded;
     spec.axes.hardware.push_back(ReadHardwareValue(axes, spec_dir, v, &loaded));
+    spec.hardware_node_gpus.push_back(GpusPerNode(base_yaml, group, loaded));
     pools.emplace_back(std::move(loaded), v.field);
+  }
+  for (const NodePoolConfig& pool : base.pools) {
+    if (pool.name == group.pool) spec.base_node_gpus = pool.gpus_per_node;
   }
   if (pools.empty()) {
     for (const NodePoolConfig& pool : base.pools) {
@@ -212,6 +232,7 @@ void ReadAxes(const YamlSection& axes, const fs::path& spec_dir, const YAML::Nod
     }
   }
   spec.axes.tp = Values(tp);
+  spec.axes.dp = Values(dp);
   spec.axes.enable_prefix_caching = Values(caching);
   spec.axes.max_num_batched_tokens = Values(batched);
   spec.axes.max_num_seqs = Values(seqs);
@@ -353,7 +374,11 @@ SweepSpec LoadSweepSpec(const std::string& path) {
   const ClusterConfig base = LoadClusterConfig(spec.base);
   const InstanceGroupConfig& group = PickGroup(doc, base, spec);
   spec.base_tp = group.engine.tensor_parallel_size;
+  spec.base_dp = group.dp;
   spec.base_replicas = group.replicas;
+  for (const NodePoolConfig& pool : base.pools) {
+    if (pool.name == group.pool) spec.base_node_gpus = pool.gpus_per_node;
+  }
   if (auto decode = doc.Find<std::string>("decode_group")) {
     const InstanceGroupConfig* found = nullptr;
     for (const InstanceGroupConfig& g : base.groups) {

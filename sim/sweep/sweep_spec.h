@@ -43,6 +43,8 @@ struct RateSearch {
 // The values each axis takes; an empty list is an axis the spec does not sweep.
 struct SweepAxes {
   std::vector<int> tp;
+  // Data-parallel ranks per instance (with expert parallelism when > 1; MoE models).
+  std::vector<int> dp;
   std::vector<bool> enable_prefix_caching;
   std::vector<int> max_num_batched_tokens;
   std::vector<int> max_num_seqs;
@@ -64,8 +66,13 @@ struct SweepSpec {
   std::string name;
   std::string base;  // the base cluster config, absolute
   std::string group;
-  int base_tp = 1;           // the group's TP in the base config
-  int base_replicas = 1;     // and its replicas
+  int base_tp = 1;        // the group's TP in the base config
+  int base_dp = 1;        // its DP
+  int base_replicas = 1;  // and its replicas
+  // GPUs per node of the group's pool: in the base, and with each hardware axis value (a
+  // point whose TP x DP exceeds its node is skipped).
+  int base_node_gpus = 0;
+  std::vector<int> hardware_node_gpus;
   std::string decode_group;  // "" unless the spec names one
   int base_decode_tp = 1;
   std::string workload;  // absolute

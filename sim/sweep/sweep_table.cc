@@ -46,6 +46,7 @@ output::TableSchema SweepSchema() {
   output::TableSchema s(sizeof(SweepRow));
   FLEETSIM_COLUMN(s, Int64, point, "index");
   FLEETSIM_COLUMN(s, Int32, tp, "GPUs");
+  FLEETSIM_COLUMN(s, Int32, dp, "ranks");
   FLEETSIM_COLUMN(s, Int32, replicas, "instances");
   FLEETSIM_COLUMN(s, Int64, gpus, "GPUs");
   s.String("hardware", offsetof(SweepRow, hardware), sizeof(SweepRow::hardware));
@@ -81,6 +82,7 @@ SweepRow SweepRowOf(int point, const PointResult& r, const SweepSpec& spec) {
   SweepRow row{};
   row.point = point;
   row.tp = r.tp;
+  row.dp = r.dp;
   row.replicas = r.replicas;
   row.gpus = r.gpus;
   output::CopyName(row.hardware, r.hardware);

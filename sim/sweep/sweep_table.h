@@ -27,6 +27,7 @@ struct SweepRow {
   int64_t finished;
   int64_t rank;  // 1 = best objective
   int32_t tp;    // the swept group's
+  int32_t dp;    // its data-parallel ranks per instance
   int32_t replicas;
   int32_t prefix_caching;  // 1 or 0, as the engine resolved it
   int32_t max_num_batched_tokens;

@@ -124,6 +124,40 @@ TEST(InspectCli, HardwareSubtractsBothTowersAndSaysWhatItDoesNotGuess) {
   EXPECT_TRUE(Contains(text.out, "not guessed"));
 }
 
+TEST(InspectCli, MtpSpeculationChargesItsWeightsAndItsKvLayer) {
+  // The 27B's MTP module is 424,699,392 bf16 parameters = 849,398,784 B at TP 1
+  // (tests/model/weight_count_test.cc has the sum); it comes out of the KV budget, and its
+  // attention layer adds one 4 x 512 x 2 B = 4,096 B page per token to the 16 target
+  // layers' 65,536 B.
+  const std::string base = "inspect --model qwen3.8-27b --hardware H200-SXM --json";
+  const auto off = RunFleetsim(base);
+  const auto on = RunFleetsim(base + " --num-speculative-tokens 2");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  const YAML::Node a = YAML::Load(off.out), b = YAML::Load(on.out);
+  EXPECT_EQ(a["memory"]["mtp_weight_bytes_per_rank"].as<int64_t>(), 0);
+  EXPECT_EQ(b["memory"]["mtp_weight_bytes_per_rank"].as<int64_t>(), 849'398'784);
+  EXPECT_EQ(b["memory"]["weight_bytes_per_rank"].as<int64_t>() -
+                a["memory"]["weight_bytes_per_rank"].as<int64_t>(),
+            849'398'784);
+  EXPECT_EQ(
+      a["memory"]["kv_cache_bytes"].as<int64_t>() - b["memory"]["kv_cache_bytes"].as<int64_t>(),
+      849'398'784);
+  EXPECT_EQ(a["attention"]["kv_bytes_per_token_rank_with_mtp"].as<int64_t>(), 65'536);
+  EXPECT_EQ(b["attention"]["kv_bytes_per_token_rank"].as<int64_t>(), 65'536);
+  EXPECT_EQ(b["attention"]["kv_bytes_per_token_rank_with_mtp"].as<int64_t>(), 69'632);
+  EXPECT_EQ(b["attention"]["mtp_attention_layers"].as<int>(), 1);
+  EXPECT_EQ(b["kv_cache_groups"]["group_size"].as<int>(), 17);
+  const auto text = RunFleetsim(
+      "inspect --model qwen3.8-27b --hardware H200-SXM "
+      "--num-speculative-tokens 2");
+  EXPECT_TRUE(Contains(text.out, "69,632 B per rank (+4,096 B for 1 MTP attention layer)"))
+      << text.out;
+  EXPECT_TRUE(Contains(text.out, "+ 0.42B MTP params")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "849,398,784 B")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "(from 64: MTP)")) << text.out;
+}
+
 TEST(InspectCli, DenseModelKeepsBlock16) {
   const auto r = RunFleetsim("inspect --model llama-3.1-8b --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -156,8 +156,8 @@ TEST_F(DpEngineTest, RanksStepTogether) {
   // Two requests at once: the first to rank 0, the second to rank 1 (rank 0 now counts one
   // waiting). Prompts 100 and 10, one output token each: both prefill in the first
   // lock-step and both first tokens (and finishes) come at its end.
-  EXPECT_EQ(engine->Arrive(NewRequest(0, 100, 1), 1000), 0);
-  EXPECT_EQ(engine->Arrive(NewRequest(1, 10, 1), 1000), 1);
+  engine->Arrive(NewRequest(0, 100, 1), 1000);
+  engine->Arrive(NewRequest(1, 10, 1), 1000);
   engine->RunUntil(kNever);
   // The wave's work ends after its first step; vLLM checks for the end every 32nd step, so
   // 31 dummy lock-steps follow.
@@ -170,8 +170,12 @@ TEST_F(DpEngineTest, RanksStepTogether) {
   EXPECT_EQ(steps[0].start, 1000);
   EXPECT_EQ(steps[0].busy_ranks, 2);
   EXPECT_EQ(steps[0].timing.gathered_tokens, 200);  // padded to the larger batch
-  const std::vector<RequestRecord> records = engine->TakeRecords();
+  std::vector<int32_t> ranks;
+  const std::vector<RequestRecord> records = engine->TakeRecords(&ranks);
   ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(ranks.size(), 2u);
+  EXPECT_EQ(records[0].id, 0);  // rank 0's records come first
+  EXPECT_EQ(ranks, (std::vector<int32_t>{0, 1}));
   for (const RequestRecord& r : records) {
     EXPECT_EQ(r.state, RequestState::kFinished);
     EXPECT_EQ(r.first_token, 1000 + steps[0].timing.total_ns);
@@ -235,10 +239,12 @@ Replayed Replay(DpEngine& engine, uint32_t seed, int requests) {
     r->name = "r" + std::to_string(i);
     r->prompt_tokens = 1 + static_cast<int64_t>(rng() % 3000);
     r->max_output_tokens = 1 + static_cast<int64_t>(rng() % 300);
-    run.ranks.push_back(engine.Arrive(std::move(r), t));
+    engine.Arrive(std::move(r), t);
   }
   engine.RunUntil(kNever);
-  run.records = engine.TakeRecords();
+  std::vector<int32_t> ranks;
+  run.records = engine.TakeRecords(&ranks);
+  run.ranks.assign(ranks.begin(), ranks.end());
   return run;
 }
 

@@ -106,6 +106,47 @@ TEST(KvCacheLayout, SpeculativeTokensAddStatePages) {
   EXPECT_EQ(layout.mamba_page_bytes, 4 * 10240 * 2 + 3145728);
 }
 
+TEST(KvCacheLayout, TheMtpLayerJoinsTheAttentionGroupAndWidensThePoolBlock) {
+  // With MTP speculation vLLM registers the MTP module's full-attention layer (the
+  // config's mtp_num_hidden_layers: 1) as a 17th attention layer of the same spec, so the
+  // uniform-page grouping sees 17 attention + 48 GDN layers: 48 >= 1.5 x 17, group size 17;
+  // GDN splits into cdiv(48, 17) = 3 groups (16 layers each, one padding page), attention
+  // is one group of 17, the MTP layer (numbered 64) last.
+  EngineConfig config = Tp(1, true);
+  config.num_speculative_tokens = 2;
+  const KvCacheLayout layout = Layout("qwen3.8-27b", config);
+  EXPECT_EQ(layout.draft_attention_layers, 1);
+  EXPECT_EQ(layout.attn_bytes_per_token_per_layer, 4 * (256 + 256) * 2);
+  EXPECT_EQ(layout.kv_bytes_per_token_rank, 16 * 4096);
+  EXPECT_EQ(layout.KvBytesPerTokenRankWithDraft(), 17 * 4096);
+  EXPECT_EQ(layout.group_size, 17);
+  ASSERT_EQ(layout.groups.size(), 4u);
+  for (int g = 0; g < 3; ++g) {
+    EXPECT_EQ(layout.groups[static_cast<std::size_t>(g)].type, LayerType::kLinearAttention);
+    EXPECT_EQ(layout.groups[static_cast<std::size_t>(g)].layers.size(), 16u);
+  }
+  EXPECT_EQ(layout.groups[3].type, LayerType::kFullAttention);
+  ASSERT_EQ(layout.groups[3].layers.size(), 17u);
+  EXPECT_EQ(layout.groups[3].layers.back(), 64);
+  // The page is the target's: mamba page (3 + 2) x 10,240 x 2 + 3,145,728 = 3,248,128 B,
+  // block 16 x ceil(3,248,128 / (16 x 4,096)) = 800, page 800 x 4,096 = 3,276,800 B; a
+  // pool block is 17 pages = 55,705,600 B (16 pages without the MTP layer).
+  EXPECT_EQ(layout.block_size, 800);
+  EXPECT_EQ(layout.page_bytes, 3'276'800);
+  EXPECT_EQ(layout.pool_block_bytes, 55'705'600);
+  // A request's blocks: the one attention group's ceil(262,144 / 800) = 328 plus 3 GDN
+  // groups x (2 + 2) align-mode state pages = 340; the MTP layer rides in the same blocks.
+  EXPECT_EQ(layout.BlocksPerRequest(262144, MambaCacheMode::kAlign), 340);
+  // 60 GiB = 64,424,509,440 B / 55,705,600 B = 1,156 blocks (it would be 1,253 at 16 pages
+  // of the 784-token block without speculation).
+  EXPECT_EQ(SizePool(layout, 60LL << 30).num_blocks, 1156);
+  // Without speculation the MTP layer is not loaded: no page for it.
+  const KvCacheLayout off = Layout("qwen3.8-27b", Tp(1, true));
+  EXPECT_EQ(off.draft_attention_layers, 0);
+  EXPECT_EQ(off.group_size, 16);
+  EXPECT_EQ(off.KvBytesPerTokenRankWithDraft(), 16 * 4096);
+}
+
 TEST(KvCacheLayout, PoolFor60GiB) {
   const PoolCapacity pool = SizePool(Layout("qwen3.8-27b", Tp(1, true)), 60LL << 30);
   EXPECT_EQ(pool.num_blocks, 1253);

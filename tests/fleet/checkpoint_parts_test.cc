@@ -321,6 +321,22 @@ TEST_F(PdShardCheckpoint, CutWithTransfersInFlightContinuesIdentically) {
     EXPECT_EQ(std::memcmp(&got[i], &expected[i], sizeof got[i]), 0) << "request " << got[i].id;
 }
 
+TEST(CheckpointSupport, DataParallelGroupsAreRefusedNamingTheGroup) {
+  FleetSetup fleet;
+  InstanceGroupConfig group;
+  group.name = "moe";
+  fleet.cluster.groups.push_back(group);
+  fleet.groups.emplace_back();
+  EXPECT_EQ(CheckpointRefusal(fleet), std::nullopt);
+  fleet.cluster.groups[0].dp = 2;
+  fleet.cluster.groups[0].enable_expert_parallel = true;
+  const std::optional<std::string> why = CheckpointRefusal(fleet);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("instance group moe: dp > 1 (data parallelism with expert parallelism)"),
+            std::string::npos)
+      << *why;
+}
+
 class ManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {

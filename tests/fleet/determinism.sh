@@ -11,8 +11,11 @@
 #   pd           cluster_configs/pd_llama8b.yaml (4 prefill, 6 decode instances), long
 #                prompts sharing prefixes: every request goes from a prefill instance to
 #                a decode instance with its times in order before the layouts are compared.
+#   moe_dp       cluster_configs/moe_dp_ep.yaml (Qwen3-30B-A3B: two TP 2 instances, two
+#                DP 2 expert-parallel ones): every request on a DP instance names the DP
+#                rank that served it (both ranks of each serve), the others -1.
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
-#                  [default|multi_model|pd]
+#                  [default|multi_model|pd|moe_dp]
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5 fleet=${6:-default}
@@ -57,8 +60,21 @@ case $fleet in
       }
     }' > "$workload"
     ;;
+  moe_dp)
+    cluster=$source/cluster_configs/moe_dp_ep.yaml
+    workload=$work/moe.jsonl
+    expected_rows=800 expected_instances=4
+    # 40 requests/s for 20 s; 25 conversations share prefixes.
+    awk 'BEGIN {
+      for (i = 0; i < 800; i++) {
+        s = i % 25
+        printf "{\"id\": \"m%d\", \"arrival_s\": %.3f, \"input_tokens\": %d, \"output_tokens\": %d, \"block_hashes\": [%d, %d], \"hash_block_size\": 16}\n",
+          i, i * 0.025, 100 + (i * 389) % 2500, 10 + (i * 53) % 300, s + 1, 1000 + s * 3 + int(i / 25) % 3
+      }
+    }' > "$workload"
+    ;;
   *)
-    echo "unknown fleet '$fleet' (default, multi_model, pd)"
+    echo "unknown fleet '$fleet' (default, multi_model, pd, moe_dp)"
     exit 2
     ;;
 esac
@@ -132,5 +148,23 @@ if [[ $fleet == pd ]]; then
   echo "  $handed requests went from a prefill to a decode instance, in order"
 fi
 
+if [[ $fleet == moe_dp ]]; then
+  # Instances 0-1 are TP 2 (dp_rank -1), 2-3 DP 2 (dp_rank 0 or 1, both used on each).
+  bad=$(awk -F, 'NR == 1 { for (c = 1; c <= NF; ++c) col[$c] = c; next }
+      {
+        i = $col["instance"]; r = $col["dp_rank"]
+        if (i >= 0 && i <= 1 && r != -1) print
+        if (i >= 2 && (r < 0 || r > 1)) print
+        if (i >= 2) used[i "," r] = 1
+      }
+      END { for (i = 2; i <= 3; ++i) for (r = 0; r <= 1; ++r) if (!((i "," r) in used)) print "instance " i " rank " r " served nothing" }' \
+    "$work/single.requests.csv" | head -3)
+  if [[ -n $bad ]]; then
+    echo "requests with a wrong dp_rank:"
+    echo "$bad"
+    exit 1
+  fi
+  echo "  every request on a DP instance names its DP rank; both ranks of each served"
+fi
 
 same_at_layouts "$work" 1:1 2:1 2:2 3:1 4:2

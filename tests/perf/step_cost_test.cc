@@ -187,17 +187,59 @@ TEST(StepCost, SpeculativeDecodesAndMtpDraftPasses) {
   EXPECT_EQ(model.Cost(batch).draft_ns, 0);
 
   model.EnableMtpDrafting(2);
-  // Pass 0: embedding, norm, one full-attention layer and MLP at 24 tokens, lm_head at 8.
-  const double pass0 = 2 * dense + full_layer + 3 * dense + (5 + 0.5 * 8);
+  // Pass 0: embedding, norm, the fc projection (mtp_fc), one full-attention layer and MLP
+  // at 24 tokens, lm_head at 8.
+  const double pass0 = 2 * dense + dense + full_layer + 3 * dense + (5 + 0.5 * 8);
   // Pass 1: 8 decodes over 1,003 tokens.
   const double dense8 = 1 + 0.01 * 8;
-  const double pass1 =
-      2 * dense8 + SyntheticBundle::DecodeUs(8, 1003) + 6 * dense8 + 3 * dense8 + (5 + 0.5 * 8);
+  const double pass1 = 2 * dense8 + dense8 + SyntheticBundle::DecodeUs(8, 1003) + 6 * dense8 +
+                       3 * dense8 + (5 + 0.5 * 8);
   const StepCost cost = model.Cost(batch);
   EXPECT_EQ(cost.compute_ns, std::llround(target * 1000));
   EXPECT_EQ(cost.draft_ns, std::llround((pass0 + pass1) * 1000));
   EXPECT_EQ(cost.total_ns, cost.compute_ns + cost.draft_ns);
   EXPECT_EQ(model.OutOfGridLookups(), 0);
+}
+
+TEST(StepCost, MtpDraftingNeedsTheFcKernel) {
+  // A bundle without mtp_fc prices the target alone, but cannot price a draft pass.
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {1});
+  files.Dense(1, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "qk_norm", "rotary_emb",
+                  "o_proj", "gdn_in_proj", "gdn_glue", "gdn_norm", "gdn_out_proj", "gate_up_proj",
+                  "act_fn", "down_proj"});
+  const Bundle bundle = LoadBundle(files.dir());
+  StepCostModel model(Qwen27B(), bundle, 1, NvLink(1), 0);
+  EXPECT_NO_THROW(model.EnableMtpDrafting(0));
+  const InputError e = testing::CatchInputError([&] { model.EnableMtpDrafting(2); });
+  EXPECT_EQ(e.field(), "mtp_fc");
+  EXPECT_TRUE(testing::Mentions(e, "fc projection")) << e.what();
+}
+
+TEST(StepCost, MtpFcOutputIsAllGatheredAtTp2) {
+  // At TP 2 the fc (a ColumnParallelLinear with gather_output) adds one all-gather of the
+  // pass's tokens x 5,120 x 2 B per draft pass to the three all-reduces and the logits
+  // gather: the draft passes of 8 decodes at k = 1 cost those collectives plus the
+  // synthetic kernels (24 tokens: pass 0 only).
+  BatchShape batch;
+  for (int i = 0; i < 8; ++i)
+    batch.AddSpeculativeDecode(1000, 2);
+  SyntheticBundle files;
+  testing::WriteHybridBundle(files, {2});
+  const Bundle bundle = LoadBundle(files.dir());
+  const CollectiveModel links = NvLink(2);
+  StepCostModel model(Qwen27B(), bundle, 2, NvLink(2), 0);
+  model.EnableMtpDrafting(1);
+  const double dense = 1 + 0.01 * 16;  // pass 0 runs the step's 16 tokens
+  // One prefill-style call of chunk 16 (the legacy kv_prefill axis: the key less 16 / 2).
+  const double attention = SyntheticBundle::PrefillUs(16, batch.prefill_key() - 8);
+  const double pass0 = 2 * dense + dense + attention + 6 * dense + 3 * dense + (5 + 0.5 * 8);
+  const int64_t bytes = 16 * 5120 * 2;
+  const double logits = 8 * 248320 * 2;  // vocabulary 248,320 is a multiple of 64
+  const double collectives = 3 * links.AllReduceUs(bytes) +
+                             links.NcclUs(NcclCollective::kAllGather, static_cast<double>(bytes)) +
+                             links.NcclUs(NcclCollective::kAllGather, logits);
+  EXPECT_EQ(model.Cost(batch).draft_ns, std::llround((pass0 + collectives) * 1000));
 }
 
 TEST(StepCost, GdnPrefillIsAStaircaseOf64TokenChunks) {

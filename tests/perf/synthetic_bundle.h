@@ -104,7 +104,7 @@ class SyntheticBundle {
   std::filesystem::path dir_;
 };
 
-// A complete bundle for the 27B hybrid at the given TP degrees.
+// A complete bundle for the 27B hybrid at the given TP degrees (with its MTP module's fc).
 inline void WriteHybridBundle(SyntheticBundle& bundle, std::vector<int> tps) {
   bundle.Meta(
       "model: qwen3.8-27b\nhardware: H200-SXM\nsource: {kind: analytic}\nengine_resolved:\n"
@@ -112,7 +112,7 @@ inline void WriteHybridBundle(SyntheticBundle& bundle, std::vector<int> tps) {
   for (int tp : tps) {
     bundle.Dense(tp, {"embedding", "final_layernorm", "layernorm", "qkv_proj", "qk_norm",
                       "rotary_emb", "o_proj", "gdn_in_proj", "gdn_glue", "gdn_norm", "gdn_out_proj",
-                      "gate_up_proj", "act_fn", "down_proj"});
+                      "gate_up_proj", "act_fn", "down_proj", "mtp_fc"});
     bundle.PerSequence(tp);
     bundle.Attention(tp);
     bundle.LinearAttention(tp);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/project_paths.h"
+#include "model/model_catalog.h"
 #include "perf/analytic_kernels.h"
 
 namespace fleetsim {
@@ -62,6 +63,30 @@ TEST(WeightFormat, ADecodeGemmStreamsTheFourBitBytes) {
   // plus the dequantization redone for each of its 64 row tiles of 32.
   const double compute = 2 * 2048 * n * k / (103e12 * c.gemm_efficiency) + n * k * 5 * 64 / 51.6e12;
   EXPECT_NEAR(r.GemmUs(2048, n, k, &awq), (compute + c.launch_s) * 1e6, 1e-6);
+}
+
+TEST(WeightFormat, TheMtpFcOfTheAwq27BIsABf16GemmOf2HiddenByHiddenOverTp) {
+  // qwen3_5_mtp.py: fc = ColumnParallelLinear(2 x 5,120, 5,120): at TP 2 each rank computes
+  // n = 2,560 outputs from k = 10,240 inputs. The AWQ config lists "mtp" in
+  // modules_to_not_convert, so its weights stay bf16 (vLLM's is_layer_skipped matches the
+  // prefix "mtp.fc"): one token streams (10,240 + 2,560 x 10,240 + 2,560) x 2 B =
+  // 52,454,400 B at 800 GB/s x 0.7966. Its compute, 2 x 2,560 x 10,240 flops at
+  // 103 TFLOPS x 0.79 x 1 / (1 + 70.3), is 46 us: below the 82 us of streaming.
+  const ModelCard card = ModelCatalog(ModelsDir()).Load("qwen3.8-27b-awq");
+  const HardwareSpec gpu = Gpu("RX-7900-XT");
+  const AnalyticKernels k(card, gpu, 2);
+  ASSERT_TRUE(k.GemmDimsOf(Kernel::kMtpFc));
+  EXPECT_DOUBLE_EQ(k.GemmDimsOf(Kernel::kMtpFc)->n, 2560);
+  EXPECT_DOUBLE_EQ(k.GemmDimsOf(Kernel::kMtpFc)->k, 10240);
+  EXPECT_EQ(k.FormatOf(Kernel::kMtpFc), nullptr);       // bf16: not converted
+  EXPECT_NE(k.FormatOf(Kernel::kGateUpProj), nullptr);  // the target's MLP is 4-bit
+  const AnalyticConstants c;
+  const double memory = 52'454'400 / (800e9 * c.memory_efficiency);
+  EXPECT_NEAR(*k.DenseUs(Kernel::kMtpFc, 1), (memory + c.launch_s) * 1e6, 1e-6);
+  // A model without MTP layers has no such kernel.
+  const AnalyticKernels llama(ModelCatalog(ModelsDir()).Load("llama-3.1-8b"), gpu, 1);
+  EXPECT_FALSE(llama.GemmDimsOf(Kernel::kMtpFc));
+  EXPECT_FALSE(llama.DenseUs(Kernel::kMtpFc, 1));
 }
 
 }  // namespace

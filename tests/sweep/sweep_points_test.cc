@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "cluster/cluster_config.h"
+#include "core/input_error.h"
 #include "perf/synthetic_bundle.h"
+#include "support/input_error.h"
 #include "sweep/point_config.h"
 #include "sweep/sweep_fixture.h"
 
@@ -205,6 +207,57 @@ TEST(PointConfig, ImplicitPoolTakesTheHardware) {
   EXPECT_EQ(c.groups[0].hardware, "A100-SXM-80GB");
   EXPECT_EQ(c.groups[0].replicas, 16);
   EXPECT_EQ(c.pools[0].nodes, 2);
+}
+
+// Data parallelism: the budget counts TP x DP per instance; a point whose TP x DP does not
+// divide it or does not fit a node is skipped; the point's config gets dp and expert
+// parallelism (on only with dp > 1) and its pool grows in TP x DP GPUs.
+TEST(SweepPoints, DpAxisCountsTpTimesDpInTheBudgetAndTheNode) {
+  SweepDir dir("points-dp");
+  dir.Write("moe.yaml",
+            "node_pools:\n  - {name: pro, hardware: RTX-PRO-6000, nodes: 1}\n"
+            "instance_groups:\n  - {name: moe, model: qwen3-30b-a3b, pool: pro, tp: 1}\n");
+  const SweepSpec spec =
+      LoadSweepSpec(dir.Write("s.yaml",
+                              "base: moe.yaml\nworkload: traffic.yaml\n"
+                              "gpu_budget: 16\naxes: {tp: [1, 8], dp: [1, 2]}\n"));
+  const SweepPoints sweep = ExpandPoints(spec);
+  EXPECT_EQ(Describe(sweep), (std::vector<std::string>{
+                                 "0: tp=1 dp=1 replicas=16",
+                                 "1: tp=1 dp=2 replicas=8",
+                                 "2: tp=8 dp=1 replicas=2",
+                             }));
+  ASSERT_EQ(sweep.skipped.size(), 1u);
+  EXPECT_EQ(sweep.skipped[0],
+            "tp=8 dp=2: DP 2 x TP 8 = 16 GPUs exceed one node's 8 (an instance stays inside a "
+            "node)");
+  const std::filesystem::path file = dir.dir() / "p.yaml";
+  WritePointConfig(spec, sweep.points.at(1), file);
+  const ClusterConfig dp = LoadClusterConfig(file.string());
+  EXPECT_EQ(dp.groups[0].dp, 2);
+  EXPECT_TRUE(dp.groups[0].enable_expert_parallel);
+  EXPECT_EQ(dp.groups[0].replicas, 8);
+  EXPECT_EQ(dp.pools[0].nodes, 2);  // 8 instances of 2 GPUs on 8-GPU nodes
+  WritePointConfig(spec, sweep.points.at(0), file);
+  EXPECT_FALSE(LoadClusterConfig(file.string()).groups[0].enable_expert_parallel);
+
+  // A budget that DP x TP does not divide.
+  const SweepSpec odd = LoadSweepSpec(dir.Write(
+      "t.yaml", "base: moe.yaml\nworkload: traffic.yaml\ngpu_budget: 6\naxes: {dp: [4]}\n"));
+  ASSERT_EQ(ExpandPoints(odd).skipped.size(), 1u);
+  EXPECT_EQ(ExpandPoints(odd).skipped[0], "dp=4: gpu_budget 6 is not a multiple of DP 4 x TP 1");
+}
+
+// dp > 1 is refused at its value for a model without MoE layers.
+TEST(SweepPoints, DpAxisNeedsAMoeModel) {
+  SweepDir dir("points-dp-dense");
+  const InputError e = testing::CatchInputError([&] {
+    LoadSweepSpec(
+        dir.Write("s.yaml", "base: cluster.yaml\nworkload: traffic.yaml\naxes:\n  dp: [1, 2]\n"));
+  });
+  EXPECT_EQ(e.line(), 4) << e.what();
+  EXPECT_EQ(e.field(), "axes.dp[1]") << e.what();
+  EXPECT_NE(std::string(e.what()).find("no MoE layers"), std::string::npos) << e.what();
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ TEST(SweepTable, CsvAndHdf5HoldTheSameRows) {
   WriteSweepHdf5(dir.dir() / "sweep.h5", rows, spec);
   const std::string csv = testing::ReadText(dir.dir() / "sweep.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "point,tp,replicas,gpus,hardware,prefix_caching,max_num_batched_tokens,max_num_seqs,"
+            "point,tp,dp,replicas,gpus,hardware,prefix_caching,max_num_batched_tokens,max_num_seqs,"
             "block_size,attention_backend,decode_kernel,policy,capacity_weighted,rate_scale,"
             "requests,finished,throughput_rps,goodput_rps,"
             "slo_attainment,ttft_p99_s,tpot_p99_s,goodput_per_gpu,cost_per_hour_usd,"
