@@ -37,8 +37,11 @@ static_assert(sizeof(PrefillLeg) == 64, "PrefillLeg changed: see the note above"
 constexpr UncoveredFeature kUncovered[] = {
     // A data-parallel instance's lock-step state (its ranks, the wave, the front end's
     // published counts, requests not yet given a rank) is not saved yet.
-    {"dp > 1 (data parallelism with expert parallelism)",
-     [](const FleetSetup& fleet, std::size_t group) { return fleet.cluster.groups[group].dp > 1; }},
+    {[](const FleetSetup& fleet, std::size_t g) { return fleet.cluster.groups[g].dp > 1; },
+     [](const FleetSetup& fleet, std::size_t g) {
+       return "dp " + std::to_string(fleet.cluster.groups[g].dp) +
+              " (data parallelism with expert parallelism)";
+     }},
 };
 
 std::span<const UncoveredFeature> UncoveredFeatures() {
@@ -50,7 +53,7 @@ std::optional<std::string> CheckpointRefusal(const FleetSetup& fleet,
   for (std::size_t g = 0; g < fleet.cluster.groups.size(); ++g) {
     for (const UncoveredFeature& feature : features) {
       if (feature.used_by(fleet, g))
-        return "instance group " + fleet.cluster.groups[g].name + ": " + feature.what +
+        return "instance group " + fleet.cluster.groups[g].name + ": " + feature.what(fleet, g) +
                " is not covered by checkpoints yet";
     }
   }

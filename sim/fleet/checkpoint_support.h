@@ -19,10 +19,11 @@ namespace fleetsim {
 
 // A feature an instance group can use whose state no part saves.
 struct UncoveredFeature {
-  // What the refusal names, e.g. "data_parallel_size > 1 (DP x EP groups)".
-  const char* what;
   // Whether group `group` of `fleet` uses it.
   bool (*used_by)(const FleetSetup& fleet, std::size_t group);
+  // What the refusal names for that group, e.g. "dp 2 (data parallelism with expert
+  // parallelism)".
+  std::string (*what)(const FleetSetup& fleet, std::size_t group);
 };
 
 // The features checkpoints do not cover yet: add one here when a new feature's state is

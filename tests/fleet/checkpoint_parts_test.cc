@@ -147,12 +147,14 @@ TEST(CheckpointSupport, AnUncoveredFeatureIsRefusedNamingTheGroup) {
     fleet.groups.emplace_back();
   }
   const UncoveredFeature wide[] = {
-      {"three replicas (a test feature)",
-       [](const FleetSetup& f, std::size_t g) { return f.cluster.groups[g].replicas == 3; }}};
+      {[](const FleetSetup& f, std::size_t g) { return f.cluster.groups[g].replicas == 3; },
+       [](const FleetSetup& f, std::size_t g) {
+         return std::to_string(f.cluster.groups[g].replicas) + " replicas (a test feature)";
+       }}};
   const std::optional<std::string> why = CheckpointRefusal(fleet, wide);
   ASSERT_TRUE(why.has_value());
   EXPECT_EQ(*why,
-            "instance group wide: three replicas (a test feature) is not covered by "
+            "instance group wide: 3 replicas (a test feature) is not covered by "
             "checkpoints yet");
   fleet.cluster.groups[1].replicas = fleet.cluster.groups[2].replicas = 2;
   EXPECT_EQ(CheckpointRefusal(fleet, wide), std::nullopt);
@@ -332,7 +334,7 @@ TEST(CheckpointSupport, DataParallelGroupsAreRefusedNamingTheGroup) {
   fleet.cluster.groups[0].enable_expert_parallel = true;
   const std::optional<std::string> why = CheckpointRefusal(fleet);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("instance group moe: dp > 1 (data parallelism with expert parallelism)"),
+  EXPECT_NE(why->find("instance group moe: dp 2 (data parallelism with expert parallelism)"),
             std::string::npos)
       << *why;
 }
