@@ -496,10 +496,8 @@ static_assert(sizeof(Instance) == 2624,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
-  // Prefill/decode fleets are refused (fleet/checkpoint_support.cc), so no KV is being
-  // sent; a window boundary is never between PlanStep and FinishStep.
-  FLEETSIM_CHECK(sending_.empty() && on_hand_off_ == nullptr,
-                 "checkpoints do not cover prefill/decode hand-offs");
+  // A window boundary is never between PlanStep and FinishStep. The hand-off hook, like
+  // the step observer, is the caller's.
   FLEETSIM_CHECK(planned_ == nullptr, "a checkpoint is taken between steps");
   kv_.Save(w);
   w.I64(now_);
@@ -518,6 +516,12 @@ void Instance::Save(CheckpointWriter& w) const {
   }
   const auto index = [&](const Request* r) { return index_of.at(r); };
   scheduler_.Save(w, index);
+  // Handed-off requests holding their blocks until their KV is sent (prefill instances).
+  w.U64(sending_.size());
+  for (const auto& [key, request] : sending_) {
+    w.I64(key.first);
+    request->Save(w);
+  }
   SaveRecords(w, slots_);
   w.Pods(free_slots_);
   SaveRecords(w, settled_);
@@ -546,7 +550,7 @@ void Instance::Save(CheckpointWriter& w) const {
 }
 
 void Instance::Load(CheckpointReader& r) {
-  FLEETSIM_CHECK(pending_.empty() && live_.empty() && steps_ == 0,
+  FLEETSIM_CHECK(pending_.empty() && live_.empty() && sending_.empty() && steps_ == 0,
                  "a checkpoint is loaded into a fresh instance");
   kv_.Load(r);
   now_ = r.I64();
@@ -568,6 +572,17 @@ void Instance::Load(CheckpointReader& r) {
     by_index.push_back(request.get());
   }
   scheduler_.Load(r, by_index);
+  const uint64_t sending = r.Count(8);
+  for (uint64_t i = 0; i < sending; ++i) {
+    const SimTime sent = r.I64();
+    auto request = std::make_unique<Request>();
+    request->Load(r, groups);
+    r.Require(request->slot < 0 && request->state == RequestState::kFinished,
+              "a request whose KV is being sent");
+    const int64_t id = request->id;
+    r.Require(sending_.emplace(std::make_pair(sent, id), std::move(request)).second,
+              "a request sent twice");
+  }
   slots_ = LoadRecords(r);
   free_slots_ = r.Pods<int64_t>();
   settled_ = LoadRecords(r);

@@ -3,6 +3,7 @@
 #include "fleet/gateway_shard.h"
 #include "fleet/instance_shard.h"
 #include "fleet/request_ledger.h"
+#include "fleet/routed_request.h"
 #include "fleet/timeseries.h"
 #include "fleet/workload_reader.h"
 
@@ -10,7 +11,7 @@ namespace fleetsim {
 
 // The size guards. A struct below grew or shrank: a field was added (or removed). If it
 // is configuration, decide whether a checkpointed run with it restarts to the same
-// results -- if not, refuse it in CheckpointRefusal; if it is state, save it in its part's
+// results -- if not, list it in UncoveredFeatures; if it is state, save it in its part's
 // Save/Load (and bump kCheckpointFormat, fleet/checkpoint_files.h). Then update the size.
 // Engine state has its own guards beside its Save (engine/request.cc, engine/instance.cc).
 static_assert(sizeof(ClusterConfig) == 232, "ClusterConfig changed: see the note above");
@@ -24,25 +25,37 @@ static_assert(sizeof(GatewayShard) == 208, "GatewayShard changed: see the note a
 static_assert(sizeof(RequestLedger) == 440, "RequestLedger changed: see the note above");
 static_assert(sizeof(Timeseries) == 72, "Timeseries changed: see the note above");
 static_assert(sizeof(WorkloadReader) == 264, "WorkloadReader changed: see the note above");
+// Requests a prefill instance holds until it hands them over are saved in their wire form:
+// a new field must travel in AppendRoutedRequest/ParseRoutedRequests (routed_request.cc).
+static_assert(sizeof(RoutedRequest) == 224, "RoutedRequest changed: see the note above");
+static_assert(sizeof(PrefillLeg) == 64, "PrefillLeg changed: see the note above");
 
-std::optional<std::string> CheckpointRefusal(const FleetSetup& fleet) {
-  for (std::size_t g = 0; g < fleet.groups.size(); ++g) {
-    const EngineSetup& setup = fleet.groups[g];
-    const std::string group = "instance group " + fleet.cluster.groups[g].name + ": ";
-    // MTP speculation keeps drafted tokens and acceptance positions in flight between
-    // steps that no part saves yet.
-    if (setup.engine.num_spec > 0)
-      return group + "speculative decoding (speculative_config) is not covered by checkpoints yet";
-    // A prefill/decode fleet has KV transfers in flight (sent blocks held on the prefill
-    // side, hand-offs between windows) that no part saves yet.
+// MTP speculation (its drafts follow from the request's saved counts and
+// emitted_last_step; acceptance draws are a function of the request id and output
+// position) and prefill/decode disaggregation (instance_shard.cc, instance.cc,
+// gateway_shard.cc) are saved, so they are not listed.
+constexpr UncoveredFeature kUncovered[] = {
     // A data-parallel instance's lock-step state (its ranks, the wave, the front end's
     // published counts, requests not yet given a rank) is not saved yet.
-    if (fleet.cluster.groups[g].dp > 1)
-      return group + "dp " + std::to_string(fleet.cluster.groups[g].dp) +
-             " (data parallelism with expert parallelism) is not covered by checkpoints yet";
-    if (fleet.cluster.groups[g].role != InstanceRole::kMixed)
-      return group + "role " + std::string(InstanceRoleName(fleet.cluster.groups[g].role)) +
-             " (prefill/decode disaggregation) is not covered by checkpoints yet";
+    {[](const FleetSetup& fleet, std::size_t g) { return fleet.cluster.groups[g].dp > 1; },
+     [](const FleetSetup& fleet, std::size_t g) {
+       return "dp " + std::to_string(fleet.cluster.groups[g].dp) +
+              " (data parallelism with expert parallelism)";
+     }},
+};
+
+std::span<const UncoveredFeature> UncoveredFeatures() {
+  return kUncovered;
+}
+
+std::optional<std::string> CheckpointRefusal(const FleetSetup& fleet,
+                                             std::span<const UncoveredFeature> features) {
+  for (std::size_t g = 0; g < fleet.cluster.groups.size(); ++g) {
+    for (const UncoveredFeature& feature : features) {
+      if (feature.used_by(fleet, g))
+        return "instance group " + fleet.cluster.groups[g].name + ": " + feature.what(fleet, g) +
+               " is not covered by checkpoints yet";
+    }
   }
   return std::nullopt;
 }

@@ -177,10 +177,16 @@ bool GatewayShard::Holds(int32_t id) const {
 }
 
 void GatewayShard::SaveGateway(int32_t id, CheckpointWriter& w) const {
+  // A field added to Gateway is state: save it below and in LoadGateway, then update this.
+  static_assert(sizeof(Gateway) == 56, "GatewayShard::Gateway changed: save the new field");
   const Gateway& gateway =
       gateways_.at(static_cast<std::size_t>(index_of_.at(static_cast<std::size_t>(id))));
   w.U64(gateway.routers.size());
   for (const Router& router : gateway.routers)
+    router.Save(w);
+  // Prefill/decode fleets: each model's decode router (its view and its own stream).
+  w.U64(gateway.decode_routers.size());
+  for (const Router& router : gateway.decode_routers)
     router.Save(w);
 }
 
@@ -189,6 +195,9 @@ void GatewayShard::LoadGateway(int32_t id, CheckpointReader& r) {
       gateways_.at(static_cast<std::size_t>(index_of_.at(static_cast<std::size_t>(id))));
   r.Require(r.U64() == gateway.routers.size(), "gateway's router count");
   for (Router& router : gateway.routers)
+    router.Load(r);
+  r.Require(r.U64() == gateway.decode_routers.size(), "gateway's decode router count");
+  for (Router& router : gateway.decode_routers)
     router.Load(r);
 }
 

@@ -1,6 +1,8 @@
 #include "fleet/instance_shard.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -373,9 +375,50 @@ std::vector<int32_t> InstanceShard::ids() const {
   return ids;
 }
 
+namespace {
+
+// A routed request in its wire form (fleet/routed_request.h), which carries every field.
+void SaveRouted(CheckpointWriter& w, const RoutedRequest& routed) {
+  std::vector<std::byte> wire;
+  AppendRoutedRequest(routed, wire);
+  w.Blob({reinterpret_cast<const char*>(wire.data()), wire.size()});
+}
+
+RoutedRequest LoadRouted(CheckpointReader& r) {
+  const std::string_view wire = r.Blob();
+  std::vector<RoutedRequest> parsed;
+  try {
+    parsed = ParseRoutedRequests({reinterpret_cast<const std::byte*>(wire.data()), wire.size()});
+  } catch (const std::runtime_error&) {
+    r.Fail("a routed request is cut short");
+  }
+  r.Require(parsed.size() == 1, "a routed request");
+  return std::move(parsed.front());
+}
+
+// A map's keys in order: saved maps list their entries by request id, whatever order the
+// hash table keeps them in.
+template <typename Map>
+std::vector<int64_t> SortedKeys(const Map& map) {
+  std::vector<int64_t> keys;
+  keys.reserve(map.size());
+  for (const auto& entry : map)
+    keys.push_back(entry.first);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+}  // namespace
+
 void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
+  // A field added to Local is state the checkpoint must hold: save it below and in
+  // LoadInstance (docs/CHECKPOINT.md), then update this size.
+  static_assert(sizeof(Local) == 624, "InstanceShard::Local changed: save the new field");
   const Local& local =
       *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
+  // At a window boundary the window's hand-offs have gone to their decode instances.
+  FLEETSIM_CHECK(local.handed_off.empty(),
+                 "a checkpoint is taken after the window's hand-offs are shipped");
   // Data-parallel engines are refused before a checkpointed run (fleet/checkpoint_support.cc).
   FLEETSIM_CHECK(local.engine->single() != nullptr, "a data-parallel instance is not saved");
   local.engine->single()->Save(w);
@@ -384,6 +427,22 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   w.Pods(local.steps);
   w.Pods(local.tally);
   w.Pod(local.row);
+  // Prefill/decode disaggregation: what a prefill instance keeps until it hands a request
+  // over, its transfers that may still occupy a link, and a decode instance's prefill legs
+  // of requests it has not settled (requests in transit sit in its engine's arrivals).
+  w.U64(local.to_hand_off.size());
+  for (const int64_t key : SortedKeys(local.to_hand_off))
+    SaveRouted(w, local.to_hand_off.at(key));
+  w.U64(local.transfers.size());
+  for (const auto& [end, kind] : local.transfers) {
+    w.I64(end);
+    w.I32(static_cast<int32_t>(kind));
+  }
+  w.U64(local.legs.size());
+  for (const int64_t key : SortedKeys(local.legs)) {
+    w.I64(key);
+    w.Pod(local.legs.at(key));
+  }
 }
 
 void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
@@ -397,6 +456,30 @@ void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
   const output::InstanceRow row = r.Pod<output::InstanceRow>();
   r.Require(row.id == id && row.pool_blocks == local.row.pool_blocks, "instance row");
   local.row = row;
+  const uint64_t to_hand_off = r.Count(8);
+  for (uint64_t i = 0; i < to_hand_off; ++i) {
+    RoutedRequest routed = LoadRouted(r);
+    r.Require(routed.instance == id && routed.decode_instance >= 0 &&
+                  static_cast<std::size_t>(routed.decode_instance) < owner_of_.size(),
+              "a request to hand over");
+    const int64_t request = routed.id;
+    r.Require(local.to_hand_off.emplace(request, std::move(routed)).second,
+              "a request to hand over, listed twice");
+  }
+  local.transfers.resize(r.Count(12));
+  for (auto& [end, kind] : local.transfers) {
+    end = r.I64();
+    const int32_t saved_kind = r.I32();
+    r.Require(saved_kind >= 0 && saved_kind <= static_cast<int32_t>(KvLinkKind::kNetwork),
+              "a transfer's link");
+    kind = static_cast<KvLinkKind>(saved_kind);
+  }
+  const uint64_t legs = r.Count(8 + sizeof(PrefillLeg));
+  for (uint64_t i = 0; i < legs; ++i) {
+    const int64_t request = r.I64();
+    r.Require(local.legs.emplace(request, r.Pod<PrefillLeg>()).second,
+              "a prefill leg, listed twice");
+  }
   steps_ += local.steps_seen;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -26,12 +27,18 @@ namespace {
 using testing::Card;
 using testing::SettingErrorFor;
 
+// `num_spec` > 0: MTP speculation with that many drafts, at rates that reject some.
 EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, bool prefix_caching,
-                      int64_t blocks) {
+                      int64_t blocks, int num_spec = 0) {
   EngineConfig config;
   config.enable_prefix_caching = prefix_caching;
   config.max_num_batched_tokens = 8192;
   config.max_model_len = 32768;
+  if (num_spec > 0) {
+    config.num_speculative_tokens = num_spec;
+    const std::vector<double> rates = {0.8, 0.55, 0.3};
+    config.speculative_acceptance = std::vector<double>(rates.begin(), rates.begin() + num_spec);
+  }
   KvBudget budget;
   budget.num_blocks = blocks;
   return BuildEngineSetup(Card(model), LoadBundle(bundle_dir), config, budget, 0, SettingErrorFor);
@@ -66,10 +73,21 @@ struct EngineRun {
   std::unique_ptr<Instance> engine;
   std::vector<StepRecord> steps;
   std::vector<RequestRecord> records;
+  // Prefill/decode disaggregation: even requests are handed off after their first token
+  // (as on a prefill instance), odd ones arrive with their prompt computed elsewhere (as
+  // on a decode instance).
+  bool disaggregated = false;
 };
+
+// When a handed-off request's KV is sent: 40 ms after its first token, plus 1 ms per id,
+// so that sends end out of first-token order and many are in flight at a cut.
+SimTime SentAt(const Request& request, const RequestRecord& record) {
+  return record.first_token + 40'000'000 + 1'000'000 * request.id;
+}
 
 void Attach(EngineRun& run) {
   run.engine->OnStep([&run](const StepRecord& s) { run.steps.push_back(s); });
+  if (run.disaggregated) run.engine->OnHandOff(SentAt);
 }
 
 // Hands over the arrivals before `until` from `next` on, advancing in windows of `window`.
@@ -90,6 +108,11 @@ void AdvanceTo(EngineRun& run, const std::vector<Arrival>& arrivals, std::size_t
     r->prompt_tokens = a.prompt;
     r->max_output_tokens = a.output;
     r->prompt_block_hashes = a.hashes;
+    if (run.disaggregated) {
+      r->remote_decode = a.id % 2 == 0;
+      r->remote_prefilled = !r->remote_decode;
+      if (r->remote_decode) r->max_output_tokens = 1;
+    }
     run.engine->Arrive(std::move(r), a.time);
   }
   for (RequestRecord& record : run.engine->TakeRecords())
@@ -120,6 +143,7 @@ void ExpectSameRecords(const std::vector<RequestRecord>& a, const std::vector<Re
     EXPECT_EQ(a[i].preemptions, b[i].preemptions);
     EXPECT_EQ(a[i].state, b[i].state);
     EXPECT_EQ(a[i].reject_reason, b[i].reject_reason);
+    EXPECT_EQ(a[i].handed_off, b[i].handed_off);
   }
 }
 
@@ -138,22 +162,32 @@ void ExpectSameSteps(const std::vector<StepRecord>& a, const std::vector<StepRec
     EXPECT_EQ(a[i].waiting, b[i].waiting);
     EXPECT_EQ(a[i].kv_usage, b[i].kv_usage);
     EXPECT_EQ(a[i].decode_context_max, b[i].decode_context_max);
+    EXPECT_EQ(a[i].draft_tokens, b[i].draft_tokens);
+    EXPECT_EQ(a[i].accepted_tokens, b[i].accepted_tokens);
   }
 }
 
+// What a cut caught in flight, over every cut of a test.
+struct InFlight {
+  int64_t sending = 0;         // handed-off requests whose KV was still being sent
+  int64_t drafts_pending = 0;  // drafts carried across the cut into the next step
+};
+
 // Runs to `cut`, saves, loads into a fresh instance; both run to the end.
-void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime cut) {
+void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime cut,
+                                bool disaggregated = false, InFlight* in_flight = nullptr) {
   const std::vector<Arrival> arrivals = Traffic(seed, setup.layout.block_size, 50);
-  EngineRun original{setup.MakeInstance(), {}, {}};
+  EngineRun original{setup.MakeInstance(), {}, {}, disaggregated};
   Attach(original);
   std::size_t next = 0;
   AdvanceTo(original, arrivals, next, cut, 7'000'000);
   ASSERT_GT(original.engine->steps(), 0);
   ASSERT_FALSE(original.engine->idle());  // a busy instance is cut
+  if (in_flight) in_flight->sending += original.engine->num_sending();
 
   CheckpointWriter saved;
   original.engine->Save(saved);
-  EngineRun restored{setup.MakeInstance(), {}, original.records};
+  EngineRun restored{setup.MakeInstance(), {}, original.records, disaggregated};
   CheckpointReader reader(saved.bytes(), "test.bin");
   restored.engine->Load(reader);
   EXPECT_TRUE(reader.done());
@@ -170,6 +204,9 @@ void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime
   EXPECT_EQ(restored.engine->busy_time(), original.engine->busy_time());
   ExpectSameSteps(original.steps, restored.steps);
   ExpectSameRecords(original.records, restored.records);
+  // The first step after the cut verifies the drafts the requests carried across it.
+  if (in_flight && !restored.steps.empty())
+    in_flight->drafts_pending += restored.steps.front().draft_tokens;
 }
 
 // Every cut of every pool of `model`, prefix caching on and off.
@@ -197,6 +234,54 @@ TEST(InstanceCheckpoint, ContinuesIdenticallyHybrid) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});
   ExpectEveryCutContinuesIdentically("qwen3.8-27b", bundle.dir(), {40, 2000}, 4);
+}
+
+// MTP speculation: requests cut between steps carry their drafts (emitted_last_step) and
+// lookahead slots (blocks) into the next step, and their acceptance draws go on where they
+// stood (a function of the id and output position) -- the same drafts verified and
+// accepted, step for step.
+TEST(InstanceCheckpoint, ContinuesIdenticallySpeculative) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  // Without the bundle's resolved block size: speculation's wider conv state resolves its own.
+  bundle.Meta("model: qwen3.8-27b\nhardware: H200-SXM\nsource: {kind: analytic}\n");
+  InFlight in_flight;
+  for (bool prefix : {false, true}) {
+    for (int64_t blocks : {40, 2000}) {
+      const EngineSetup setup = MakeSetup("qwen3.8-27b", bundle.dir(), prefix, blocks, 2);
+      ASSERT_TRUE(setup.engine.speculative.enabled());
+      for (SimTime cut : {150'000'000, 333'333'333, 600'000'001}) {
+        SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
+                     " cut " + std::to_string(cut));
+        ExpectContinuesIdentically(setup, 5, cut, false, &in_flight);
+      }
+    }
+  }
+  EXPECT_GT(in_flight.drafts_pending, 0) << "no cut caught a request carrying drafts";
+}
+
+// Prefill/decode disaggregation: handed-off requests holding their blocks until their KV
+// is sent (released at the same times after the cut), and requests whose prompt was
+// computed elsewhere (admitted recomputing one token), dense and hybrid.
+TEST(InstanceCheckpoint, ContinuesIdenticallyWithHandOffsInFlight) {
+  testing::SyntheticBundle dense;
+  testing::WriteDenseBundle(dense);
+  testing::SyntheticBundle hybrid;
+  testing::WriteHybridBundle(hybrid, {1});
+  InFlight in_flight;
+  for (const auto& [model, dir, blocks] : {std::tuple{"llama-3.1-8b", dense.dir(), int64_t{80}},
+                                           std::tuple{"llama-3.1-8b", dense.dir(), int64_t{5000}},
+                                           std::tuple{"qwen3.8-27b", hybrid.dir(), int64_t{40}}}) {
+    for (bool prefix : {false, true}) {
+      const EngineSetup setup = MakeSetup(model, dir, prefix, blocks);
+      for (SimTime cut : {150'000'000, 333'333'333, 600'000'001}) {
+        SCOPED_TRACE(std::string(model) + " prefix " + std::to_string(prefix) + " blocks " +
+                     std::to_string(blocks) + " cut " + std::to_string(cut));
+        ExpectContinuesIdentically(setup, 3, cut, true, &in_flight);
+      }
+    }
+  }
+  EXPECT_GT(in_flight.sending, 0) << "no cut caught a KV transfer in flight";
 }
 
 TEST(InstanceCheckpoint, ATruncatedOrCorruptStateIsALocatedInputError) {

@@ -14,10 +14,21 @@
 #   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
 #            state checkpoints in the block pool) on a trace with shared prefixes, with
 #            --trace-steps; one restart checkpoints again, is killed again and restarted.
+#   pd       the prefill/decode fleet of cluster_configs/pd_llama8b.yaml (decode routers
+#            over load views, and over random streams) on a short run of long prompts,
+#            killed at a checkpoint taken while KV transfers are in flight (checked: some
+#            request's transfer spans it): prefill-side blocks held until sent, requests in
+#            transit to their decode instances (on another rank at 2 ranks); link sharing
+#            across a checkpoint is tested in checkpoint_parts_test (here a transfer always
+#            ends before its prefill instance's next step does: none shares a link later);
+#   mtp      cluster_configs/hybrid27b_mtp.yaml (two instances speculating with k = 2
+#            drafts, two not) on a short workload, with --trace-steps (the /steps drafts
+#            and accepted columns compared too);
 #   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
 #            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
 #            a foreign manifest, options alone. (The refusal of features checkpoints do not
-#            cover is tested in checkpoint_parts_test: no cluster config key reaches one yet.)
+#            cover is tested in checkpoint_parts_test: every feature a fleet can use is
+#            covered today.)
 set -euo pipefail
 fleetsim=$1 mpiexec=$2 source=$3 case=$4
 work=$(mktemp -d)
@@ -154,6 +165,73 @@ YAML
     launch 2 --output again.h5 --cluster hybrid.yaml --workload "$trace" --trace-steps --restart again
     same again
     echo "ok: hybrid killed twice (2 ranks, then 1), restarted at 2: same tables and counters"
+    ;;
+  pd)
+    cat > pd_traffic.yaml <<YAML
+generator:
+  seed: 23
+  num_requests: 300
+  arrivals: {process: poisson, rate_per_s: 40.0}
+  input_tokens: {distribution: lognormal, median: 3000, sigma: 0.6, min: 64, max: 16000}
+  output_tokens: {distribution: lognormal, median: 60, sigma: 0.6, min: 8, max: 400}
+  hash_block_size: 16
+YAML
+    # KV transfers in a run's /requests CSV: "start end", one a line.
+    transfers() {
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+        $col["transfer_start_ns"] >= 0 { print $col["transfer_start_ns"], $col["transfer_end_ns"] }' \
+        "$1.requests.csv"
+    }
+    for policy in least_kv power_of_two; do  # the decode routers' views; their streams
+      sed -e "s/^  decode_policy: .*/  decode_policy: $policy/" \
+        "$source/cluster_configs/pd_llama8b.yaml" > pd-$policy.yaml
+      args=(--cluster pd-$policy.yaml --workload pd_traffic.yaml)
+      # Checkpoint 2 is due in the middle of the longest transfer of the run's first half
+      # (from a run without checkpoints): the interval is half that time. It is taken at
+      # the first window boundary at or past it, and P/D windows are at most the hand-off
+      # lookahead (about 1 ms) long, so that transfer is still moving then.
+      "$fleetsim" run --quiet --output probe.h5 "${args[@]}"
+      "$fleetsim" export --csv probe.h5 > /dev/null
+      every=$(transfers probe | awk '
+        { s[NR] = $1; e[NR] = $2; if ($2 > last) last = $2 }
+        END {
+          for (i = 1; i <= NR; ++i)
+            if ((s[i] + e[i]) / 2 < last / 2 && e[i] - s[i] > longest) {
+              longest = e[i] - s[i]; half = int((s[i] + e[i]) / 4)
+            }
+          printf "%d.%09d\n", int(half / 1e9), half % 1e9
+        }')
+      run_case "pd-$policy" "$every" "${args[@]}"
+      # The checkpoint the runs were killed after (number 2) caught KV in flight: requests
+      # whose decode instance was reading their KV at its window boundary.
+      at=$(sed -n "s/^window_end_ns //p" "ckpt-pd-$policy-1to1/manifest")
+      moving=$(transfers base | awk -v at="$at" '$1 <= at && at < $2 { ++n } END { print n + 0 }')
+      if [[ -z $at || $moving -lt 1 ]]; then
+        echo "FAIL: pd-$policy: no KV transfer in flight at the checkpoint (${at:-?} ns)"
+        exit 1
+      fi
+      echo "ok: pd-$policy: $moving KV transfer(s) in flight at the checkpoint ($at ns, every $every s)"
+    done
+    ;;
+  mtp)
+    traffic 13 200 10.0
+    tables="requests instances summary timeseries steps"
+    run_case mtp 5 --cluster "$source/cluster_configs/hybrid27b_mtp.yaml" \
+      --workload traffic.yaml --trace-steps
+    # Requests crossed the checkpoint restarted from carrying drafts: the speculating
+    # instances' first steps after it verified some (drafted in the step before it).
+    at=$(sed -n "s/^window_end_ns //p" ckpt-mtp-1to1/manifest)
+    drafts=$(awk -F, -v at="$at" '
+      NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+      $col["start_ns"] >= at && !(($col["instance"]) in seen) {
+        seen[$col["instance"]] = 1; n += $col["draft_tokens"]
+      }
+      END { print n + 0 }' base.steps.csv)
+    if [[ -z $at || $drafts -lt 1 ]]; then
+      echo "FAIL: mtp: no drafts carried across the checkpoint (${at:-?} ns)"
+      exit 1
+    fi
+    echo "ok: mtp: $drafts draft tokens verified in the first steps after the checkpoint ($at ns)"
     ;;
   bad)
     traffic 3 400 100.0
