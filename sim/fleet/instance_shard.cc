@@ -116,7 +116,8 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
     const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(instance.group)];
     auto request = std::make_unique<Request>();
     request->id = routed.id;
-    request->name = std::move(routed.request.id);
+    // A request handed over later keeps its name in the routed copy for the decode side.
+    request->name = routed.decode_instance >= 0 ? routed.request.id : std::move(routed.request.id);
     request->prompt_tokens = routed.request.input_tokens;
     request->max_output_tokens = routed.request.output_tokens;
     if (routed.request.hash_block_size > 0) {

@@ -565,7 +565,8 @@ class PrefillDecodeCli : public RunCli {
              "\n    engine: {num_gpu_blocks: 400}\n    replicas: 2\n";
     std::string trace;
     for (int i = 0; i < 12; ++i) {
-      trace += "{\"arrival_s\": " + std::to_string(0.05 * i) +
+      trace += "{\"id\": \"r" + std::to_string(i) +
+               "\", \"arrival_s\": " + std::to_string(0.05 * i) +
                ", \"input_tokens\": 100, \"output_tokens\": " + std::to_string(3 + i % 4) + "}\n";
     }
     Write("trace.jsonl", trace);
@@ -597,6 +598,7 @@ TEST_F(PrefillDecodeCli, EveryRequestGoesFromAPrefillToADecodeInstanceInTimeOrde
     const auto& row = requests[i];
     SCOPED_TRACE("request " + std::to_string(i));
     EXPECT_EQ(row.at("id"), std::to_string(i));
+    EXPECT_EQ(row.at("name"), "r" + std::to_string(i));  // the trace's id, through the hand-off
     EXPECT_EQ(row.at("state"), "finished");
     EXPECT_EQ(row.at("prefill_instance"), std::to_string(i % 2));
     EXPECT_EQ(row.at("decode_instance"), std::to_string(2 + i % 2));
