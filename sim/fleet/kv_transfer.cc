@@ -77,10 +77,13 @@ KvLink KvLinkBetween(const FleetSetup& fleet, int32_t prefill, int32_t decode) {
 
 int64_t KvTransferBytes(const KvCacheLayout& layout, int64_t prompt_tokens) {
   // Whole blocks move (NIXL reads block by block); every rank of the decode instance
-  // receives its own heads and its own share of the GDN state.
+  // receives its own heads and its own share of the GDN state. With MTP speculation the
+  // MTP layer's KV is in the same blocks (its layer is registered beside the target's), so
+  // it moves too.
   const int64_t block = std::max(layout.block_size, 1);
   const int64_t tokens = (prompt_tokens + block - 1) / block * block;
-  return layout.tp * (tokens * layout.kv_bytes_per_token_rank + layout.state_bytes_per_sequence);
+  return layout.tp *
+         (tokens * layout.KvBytesPerTokenRankWithDraft() + layout.state_bytes_per_sequence);
 }
 
 SimTime KvTransferTime(const KvLink& link, int64_t bytes, int in_flight) {

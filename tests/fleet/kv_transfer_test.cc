@@ -16,11 +16,13 @@ InputError NoError(std::string_view setting, const std::string& message) {
   return InputError("test", 0, std::string(setting), message);
 }
 
-KvCacheLayout LayoutOf(const std::string& model, int tp, bool prefix_caching) {
+KvCacheLayout LayoutOf(const std::string& model, int tp, bool prefix_caching,
+                       int speculative_tokens = 0) {
   const ModelCard card = ModelCatalog(ModelsDir()).Load(model);
   EngineConfig config;
   config.tensor_parallel_size = tp;
   config.enable_prefix_caching = prefix_caching;
+  config.num_speculative_tokens = speculative_tokens;
   const ResolvedEngineConfig engine = ResolveEngineConfig(card, config, std::nullopt, NoError);
   return ResolveKvCacheLayout(card, engine, NoError);
 }
@@ -53,6 +55,16 @@ TEST(KvTransfer, HybridBytesCarryTheGdnState) {
   EXPECT_EQ(layout.kv_bytes_per_token_rank, 65'536);
   const int64_t block = layout.block_size;
   EXPECT_EQ(KvTransferBytes(layout, 1), block * 65'536 + 153'944'064);
+}
+
+TEST(KvTransfer, WithMtpTheDraftLayersKvMovesToo) {
+  // The 27B with MTP (k = 2) at TP 1: its one MTP layer is a 17th attention layer of
+  // 4,096 B per token, in the same blocks, so a block moves 17 x 4,096 = 69,632 B per
+  // token; the GDN state is the target's.
+  const KvCacheLayout layout = LayoutOf("qwen3.8-27b", 1, false, 2);
+  ASSERT_EQ(layout.draft_attention_layers, 1);
+  const int64_t block = layout.block_size;
+  EXPECT_EQ(KvTransferBytes(layout, 1) - layout.state_bytes_per_sequence, block * 69'632);
 }
 
 TEST(KvTransfer, TimeIsLatencyPlusBytesOverTheSharedLink) {
