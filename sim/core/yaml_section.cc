@@ -1,6 +1,8 @@
 #include "core/yaml_section.h"
 
+#include <filesystem>
 #include <fstream>
+#include <ios>
 
 #include "core/suggest.h"
 
@@ -210,6 +212,11 @@ void YamlSection::RejectUnknownKeys(const std::vector<std::string_view>& known) 
 
 YamlSection LoadYamlFile(const std::string& path) {
   auto file = std::make_shared<const std::string>(path);
+  // A folder opens as a stream on Linux and fails only at the first read, inside yaml-cpp.
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    throw InputError(path, 0, "", "is a folder, not a file");
+  }
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   YAML::Node root;
@@ -217,6 +224,8 @@ YamlSection LoadYamlFile(const std::string& path) {
     root = YAML::Load(in);
   } catch (const YAML::ParserException& e) {
     throw InputError(path, e.mark.line + 1, "", "syntax error: " + e.msg);
+  } catch (const std::ios_base::failure& e) {
+    throw InputError(path, 0, "", std::string("cannot read file: ") + e.what());
   }
   const std::string ext = path.size() >= 5 ? path.substr(path.size() - 5) : "";
   CheckStrict(root, path, "", ext == ".json" || ext == ".JSON");

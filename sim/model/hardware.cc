@@ -262,9 +262,14 @@ HardwareSpec LoadHardware(const fs::path& catalog_dir, const std::string& name_o
   // The error_code forms: a name the file system refuses (over 255 bytes, say) is an
   // unknown hardware, not a filesystem_error.
   std::error_code ignored;
-  if (fs::is_regular_file(name_or_path, ignored)) return LoadHardwareFile(name_or_path);
+  // A NUL byte ends the path the system sees ("a\0b" would open "a"): no file has it.
+  const bool nameable = name_or_path.find('\0') == std::string::npos;
+  if (nameable && fs::is_regular_file(name_or_path, ignored)) {
+    return LoadHardwareFile(name_or_path);
+  }
   const fs::path file = catalog_dir / (name_or_path + ".yaml");
-  if (name_or_path.find('/') == std::string::npos && fs::exists(file, ignored)) {
+  if (nameable && name_or_path.find('/') == std::string::npos &&
+      fs::is_regular_file(file, ignored)) {
     return LoadHardwareFile(file.string());
   }
   std::string known;

@@ -28,14 +28,16 @@ ModelCard ModelCatalog::Load(const std::string& name_or_path) const {
   // The error_code forms: a name the file system refuses (over 255 bytes, say) is an
   // unknown model, not a filesystem_error.
   std::error_code ignored;
-  if (fs::is_regular_file(given, ignored)) {
+  // A NUL byte ends the path the system sees ("a\0b" would open "a"): no file has it.
+  const bool nameable = name_or_path.find('\0') == std::string::npos;
+  if (nameable && fs::is_regular_file(given, ignored)) {
     return LoadModelCard(given.string(), given.parent_path().filename().string());
   }
-  if (fs::is_directory(given, ignored) && fs::exists(given / "config.json", ignored)) {
+  if (nameable && fs::is_directory(given, ignored) && fs::exists(given / "config.json", ignored)) {
     return LoadModelCard((given / "config.json").string(), given.filename().string());
   }
   const fs::path card = models_dir_ / name_or_path / "config.json";
-  if (name_or_path.find('/') == std::string::npos && fs::exists(card, ignored)) {
+  if (nameable && name_or_path.find('/') == std::string::npos && fs::exists(card, ignored)) {
     return LoadModelCard(card.string(), name_or_path);
   }
   // A path (a slash, or a .json name) names a file the user expects to exist: say that it

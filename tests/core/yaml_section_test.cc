@@ -59,6 +59,14 @@ TEST(YamlSection, MissingFileIsAnInputError) {
   EXPECT_THROW(LoadYamlFile("/nonexistent/fleetsim.yaml"), InputError);
 }
 
+// Found by the cluster_config fuzzer: a folder opens as a stream and failed only at
+// yaml-cpp's first read, with an ios_failure that ended the program.
+TEST(YamlSection, AFolderIsAnInputErrorNamingIt) {
+  const std::string folder = ::testing::TempDir();
+  const InputError e = CatchInputError([&] { LoadYamlFile(folder); });
+  EXPECT_NE(std::string(e.what()).find("is a folder, not a file"), std::string::npos) << e.what();
+}
+
 // Issue 22: config.json was read leniently (YAML's 0x10, +1, 01, NaN; the first of two
 // equal keys won silently).
 TEST(YamlSection, JsonNumbersAreStrict) {
