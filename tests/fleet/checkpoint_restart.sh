@@ -26,7 +26,9 @@
 #            and accepted columns compared too);
 #   moe_dp   cluster_configs/moe_dp_ep.yaml (two TP 2 instances, two data-parallel
 #            expert-parallel instances of two lock-stepped ranks) on a short workload, with
-#            --trace-steps (every rank's lock-step rows, dummy batches included, compared);
+#            --trace-steps (every rank's lock-step rows, dummy batches included, compared),
+#            requests 0.4 s from gateway to instance (some in a DP engine's queue, not yet
+#            given a rank, at the checkpoint);
 #            checked: a DP instance's lock-step spans the checkpoint (its wave goes on);
 #   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
 #            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
@@ -246,9 +248,12 @@ generator:
   input_tokens: {distribution: lognormal, median: 1200, sigma: 0.7, min: 32, max: 8000}
   output_tokens: {distribution: lognormal, median: 180, sigma: 0.6, min: 8, max: 1200}
 YAML
+    # Requests take 0.4 s from the gateway to their instance, so that a checkpoint finds
+    # some handed to a DP engine and not yet given a rank.
+    { cat "$source/cluster_configs/moe_dp_ep.yaml"; echo "latency: {gateway_to_instance_us: 400000}"; } \
+      > moe_dp.yaml
     tables="requests instances summary timeseries steps"
-    run_case moe_dp 3 --cluster "$source/cluster_configs/moe_dp_ep.yaml" \
-      --workload moe_traffic.yaml --trace-steps
+    run_case moe_dp 3 --cluster moe_dp.yaml --workload moe_traffic.yaml --trace-steps
     # The checkpoint restarted from caught a data-parallel wave going on: a lock-step of a
     # DP instance (rows with a DP rank) started before it and ended after.
     at=$(sed -n "s/^window_end_ns //p" ckpt-moe_dp-1to1/manifest)
