@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/check.h"
+#include "core/checkpoint_io.h"
 
 namespace fleetsim {
 
@@ -29,6 +30,20 @@ int DpRankChooser::Choose() {
   }
   ++counts_[static_cast<std::size_t>(best)].waiting;
   return best;
+}
+
+void DpRankChooser::Save(CheckpointWriter& w) const {
+  w.Pods(counts_);
+  w.Bool(published_);
+  w.I64(last_publish_);
+}
+
+void DpRankChooser::Load(CheckpointReader& r) {
+  std::vector<DpLoad> counts = r.Pods<DpLoad>();
+  r.Require(counts.size() == counts_.size(), "the DP ranks' published counts");
+  counts_ = std::move(counts);
+  published_ = r.Bool();
+  last_publish_ = r.I64();
 }
 
 DpEngine::DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
@@ -241,6 +256,65 @@ std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
                std::make_move_iterator(records.end()));
   }
   return out;
+}
+
+// A field added to DpEngine or DpRankChooser is state the checkpoint must hold (or
+// configuration rebuilt from the cluster config): save it below (and bump
+// kCheckpointFormat, fleet/checkpoint_files.h), then update the size. The round trip in
+// tests/engine/dp_engine_test.cc catches a field that padding hides.
+static_assert(sizeof(DpRankChooser) == 40,
+              "DpRankChooser changed: save the new field in DpRankChooser::Save/Load");
+static_assert(sizeof(DpEngine) == 488,
+              "DpEngine changed: save the new field in DpEngine::Save/Load");
+
+void DpEngine::Save(CheckpointWriter& w) const {
+  // cost_, dp_group_, hidden_, capture_tokens_ and dummy_ns_ are configuration, rebuilt
+  // from the cluster config; on_step_ and on_rank_step_ are the caller's.
+  w.U64(ranks_.size());
+  for (const auto& rank : ranks_)
+    rank->Save(w);
+  chooser_.Save(w);
+  w.U64(arrivals_.size());
+  for (const auto& [arrival, request] : arrivals_) {
+    w.I64(arrival);
+    request->Save(w);
+  }
+  w.I64(last_assigned_);
+  w.I64(now_);
+  w.I64(last_active_);
+  w.I64(busy_);
+  w.I64(steps_);
+  w.I64(wave_steps_);
+  w.Pods(loads_before_step_);
+}
+
+void DpEngine::Load(CheckpointReader& r) {
+  FLEETSIM_CHECK(arrivals_.empty() && steps_ == 0, "a checkpoint is loaded into a fresh engine");
+  r.Require(r.U64() == ranks_.size(), "the number of DP ranks");
+  for (auto& rank : ranks_)
+    rank->Load(r);
+  chooser_.Load(r);
+  const std::size_t groups = ranks_.front()->kv_cache().layout().groups.size();
+  const uint64_t arrivals = r.Count(8);
+  for (uint64_t i = 0; i < arrivals; ++i) {
+    const SimTime arrival = r.I64();
+    auto request = std::make_unique<Request>();
+    request->Load(r, groups);
+    r.Require(arrivals_.empty() || std::tie(arrivals_.back().first, arrivals_.back().second->id) <
+                                       std::tie(arrival, request->id),
+              "a request not yet given a DP rank, out of order");
+    arrivals_.emplace_back(arrival, std::move(request));
+  }
+  last_assigned_ = r.I64();
+  now_ = r.I64();
+  last_active_ = r.I64();
+  busy_ = r.I64();
+  steps_ = r.I64();
+  wave_steps_ = r.I64();
+  r.Require(steps_ >= 0 && wave_steps_ >= 0 && wave_steps_ <= steps_, "the lock-step counts");
+  std::vector<DpLoad> loads = r.Pods<DpLoad>();
+  r.Require(loads.size() == ranks_.size(), "the DP ranks' loads before the last lock-step");
+  loads_before_step_ = std::move(loads);
 }
 
 }  // namespace fleetsim

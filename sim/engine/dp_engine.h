@@ -45,6 +45,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/checkpoint_io.h"
 #include "core/sim_time.h"
 #include "engine/instance.h"
 #include "perf/collective.h"
@@ -71,6 +72,10 @@ class DpRankChooser {
   // The rank with the lowest waiting x 4 + running, the first of equals; counts it waiting.
   int Choose();
   const std::vector<DpLoad>& counts() const { return counts_; }
+
+  // Its published counts and when (docs/CHECKPOINT.md); Load into one of as many ranks.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
 
  private:
   std::vector<DpLoad> counts_;
@@ -148,6 +153,14 @@ class DpEngine {
   // Settled records of every rank, rank by rank; `ranks`, when given, gets the DP rank of
   // each.
   std::vector<RequestRecord> TakeRecords(std::vector<int32_t>* ranks = nullptr);
+
+  // Its state at a window boundary (docs/CHECKPOINT.md): every rank's instance (with the
+  // records not yet taken, whose DP rank is the rank holding them), the front end's
+  // published counts, the requests not yet given a rank, the clock and the wave. Load
+  // into an engine built alike (the same ranks, cost model and group), before it runs.
+  // The step observers are the caller's.
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
 
  private:
   std::vector<DpLoad> Loads() const;

@@ -32,17 +32,11 @@ static_assert(sizeof(PrefillLeg) == 64, "PrefillLeg changed: see the note above"
 
 // MTP speculation (its drafts follow from the request's saved counts and
 // emitted_last_step; acceptance draws are a function of the request id and output
-// position) and prefill/decode disaggregation (instance_shard.cc, instance.cc,
-// gateway_shard.cc) are saved, so they are not listed.
-constexpr UncoveredFeature kUncovered[] = {
-    // A data-parallel instance's lock-step state (its ranks, the wave, the front end's
-    // published counts, requests not yet given a rank) is not saved yet.
-    {[](const FleetSetup& fleet, std::size_t g) { return fleet.cluster.groups[g].dp > 1; },
-     [](const FleetSetup& fleet, std::size_t g) {
-       return "dp " + std::to_string(fleet.cluster.groups[g].dp) +
-              " (data parallelism with expert parallelism)";
-     }},
-};
+// position), prefill/decode disaggregation (instance_shard.cc, instance.cc,
+// gateway_shard.cc) and data parallelism with expert parallelism (engine/dp_engine.cc:
+// its ranks, the wave, the front end's published counts, requests not yet given a rank)
+// are saved, so nothing is listed.
+constexpr std::span<const UncoveredFeature> kUncovered{};
 
 std::span<const UncoveredFeature> UncoveredFeatures() {
   return kUncovered;

@@ -27,6 +27,8 @@ class ForwardingEngine : public FleetEngine {
   int64_t outstanding() const override { return engine_->outstanding(); }
   int64_t num_running() const override { return engine_->num_running(); }
   int64_t num_waiting() const override { return engine_->num_waiting(); }
+  void Save(CheckpointWriter& w) const override { engine_->Save(w); }
+  void Load(CheckpointReader& r) override { engine_->Load(r); }
 
  protected:
   std::unique_ptr<Engine> engine_;

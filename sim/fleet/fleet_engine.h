@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cluster/cluster_config.h"
+#include "core/checkpoint_io.h"
 #include "core/sim_time.h"
 #include "engine/engine_setup.h"
 #include "engine/instance.h"
@@ -54,7 +55,12 @@ class FleetEngine {
   virtual int64_t kv_used_blocks() const = 0;
   virtual int64_t kv_usable_blocks() const = 0;
 
-  // The single engine, for what only it does (prefill hand-offs, checkpoints); nullptr
+  // Its state at a window boundary, for a checkpoint (docs/CHECKPOINT.md); Load into an
+  // engine made alike for the same group, before it runs.
+  virtual void Save(CheckpointWriter& w) const = 0;
+  virtual void Load(CheckpointReader& r) = 0;
+
+  // The single engine, for what only it does (prefill hand-offs); nullptr
   // for a data-parallel one.
   virtual Instance* single() { return nullptr; }
   const Instance* single() const { return const_cast<FleetEngine*>(this)->single(); }

@@ -428,9 +428,8 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   // At a window boundary the window's hand-offs have gone to their decode instances.
   FLEETSIM_CHECK(local.handed_off.empty(),
                  "a checkpoint is taken after the window's hand-offs are shipped");
-  // Data-parallel engines are refused before a checkpointed run (fleet/checkpoint_support.cc).
-  FLEETSIM_CHECK(local.engine->single() != nullptr, "a data-parallel instance is not saved");
-  local.engine->single()->Save(w);
+  // One engine, or a data-parallel one's ranks and lock-step state.
+  local.engine->Save(w);
   w.Pod(local.reported);
   w.I64(local.steps_seen);
   w.Pods(local.steps);
@@ -456,8 +455,7 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
 
 void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
   Local& local = *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
-  FLEETSIM_CHECK(local.engine->single() != nullptr, "a data-parallel instance is not loaded");
-  local.engine->single()->Load(r);
+  local.engine->Load(r);
   local.reported = r.Pod<InstanceLoad>();
   local.steps_seen = r.I64();
   local.steps = r.Pods<output::StepRow>();

@@ -24,6 +24,12 @@
 #   mtp      cluster_configs/hybrid27b_mtp.yaml (two instances speculating with k = 2
 #            drafts, two not) on a short workload, with --trace-steps (the /steps drafts
 #            and accepted columns compared too);
+#   moe_dp   cluster_configs/moe_dp_ep.yaml (two TP 2 instances, two data-parallel
+#            expert-parallel instances of two lock-stepped ranks) on a short workload, with
+#            --trace-steps (every rank's lock-step rows, dummy batches included, compared),
+#            requests 0.4 s from gateway to instance (some in a DP engine's queue, not yet
+#            given a rank, at the checkpoint);
+#            checked: a DP instance's lock-step spans the checkpoint (its wave goes on);
 #   bad      bad checkpoints and restarts: one line naming the file and what is wrong,
 #            exit 2, no output file -- other inputs, a missing, truncated or corrupt file,
 #            a foreign manifest, options alone. (The refusal of features checkpoints do not
@@ -232,6 +238,34 @@ YAML
       exit 1
     fi
     echo "ok: mtp: $drafts draft tokens verified in the first steps after the checkpoint ($at ns)"
+    ;;
+  moe_dp)
+    cat > moe_traffic.yaml <<YAML
+generator:
+  seed: 17
+  num_requests: 150
+  arrivals: {process: poisson, rate_per_s: 10.0}
+  input_tokens: {distribution: lognormal, median: 1200, sigma: 0.7, min: 32, max: 8000}
+  output_tokens: {distribution: lognormal, median: 180, sigma: 0.6, min: 8, max: 1200}
+YAML
+    # Requests take 0.4 s from the gateway to their instance, so that a checkpoint finds
+    # some handed to a DP engine and not yet given a rank.
+    { cat "$source/cluster_configs/moe_dp_ep.yaml"; echo "latency: {gateway_to_instance_us: 400000}"; } \
+      > moe_dp.yaml
+    tables="requests instances summary timeseries steps"
+    run_case moe_dp 3 --cluster moe_dp.yaml --workload moe_traffic.yaml --trace-steps
+    # The checkpoint restarted from caught a data-parallel wave going on: a lock-step of a
+    # DP instance (rows with a DP rank) started before it and ended after.
+    at=$(sed -n "s/^window_end_ns //p" ckpt-moe_dp-1to1/manifest)
+    spanning=$(awk -F, -v at="$at" '
+      NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+      $col["dp_rank"] >= 0 && $col["start_ns"] < at && $col["start_ns"] + $col["duration_ns"] > at { ++n }
+      END { print n + 0 }' base.steps.csv)
+    if [[ -z $at || $spanning -lt 1 ]]; then
+      echo "FAIL: moe_dp: no DP lock-step spans the checkpoint (${at:-?} ns)"
+      exit 1
+    fi
+    echo "ok: moe_dp: $spanning DP rank rows span the checkpoint ($at ns)"
     ;;
   bad)
     traffic 3 400 100.0
