@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/csv_rows.h"
 #include "support/run_command.h"
 #include "support/scratch_folder.h"
 
@@ -25,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::RunFleetsim;
-using Row = std::map<std::string, std::string>;
+using Row = testing::CsvRow;
 
 std::string ProjectFile(const std::string& relative) {
   return (fs::path(FLEETSIM_SOURCE_DIR) / relative).string();
@@ -33,29 +34,7 @@ std::string ProjectFile(const std::string& relative) {
 
 class DpRunCli : public testing::ScratchFolderTest {
  protected:
-  std::vector<Row> Csv(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    std::string line;
-    std::getline(in, line);
-    const std::vector<std::string> header = Split(line);
-    std::vector<Row> rows;
-    while (std::getline(in, line)) {
-      const auto fields = Split(line);
-      Row row;
-      for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i)
-        row[header[i]] = fields[i];
-      rows.push_back(row);
-    }
-    return rows;
-  }
-  static std::vector<std::string> Split(const std::string& line) {
-    std::vector<std::string> out;
-    std::stringstream s(line);
-    for (std::string field; std::getline(s, field, ',');)
-      out.push_back(field);
-    if (!line.empty() && line.back() == ',') out.emplace_back();
-    return out;
-  }
+  std::vector<Row> Csv(const std::string& name) const { return testing::ReadCsvRows(dir_ / name); }
 };
 
 int64_t I(const Row& row, const std::string& column) {

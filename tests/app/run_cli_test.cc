@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "perf/synthetic_bundle.h"
+#include "support/csv_rows.h"
 #include "support/run_command.h"
 #include "support/scratch_folder.h"
 #include "support/shared_data.h"
@@ -25,28 +26,8 @@ using testing::RunFleetsim;
 class RunCli : public testing::ScratchFolderTest {
  protected:
   // Rows of an exported table as column -> values.
-  std::vector<std::map<std::string, std::string>> Csv(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    std::string line;
-    std::getline(in, line);
-    std::vector<std::string> header = Split(line);
-    std::vector<std::map<std::string, std::string>> rows;
-    while (std::getline(in, line)) {
-      const auto fields = Split(line);
-      std::map<std::string, std::string> row;
-      for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i)
-        row[header[i]] = fields[i];
-      rows.push_back(row);
-    }
-    return rows;
-  }
-  static std::vector<std::string> Split(const std::string& line) {
-    std::vector<std::string> out;
-    std::stringstream s(line);
-    for (std::string field; std::getline(s, field, ',');)
-      out.push_back(field);
-    if (!line.empty() && line.back() == ',') out.emplace_back();
-    return out;
+  std::vector<testing::CsvRow> Csv(const std::string& name) const {
+    return testing::ReadCsvRows(dir_ / name);
   }
   void ExpectNothingWritten(const std::string& h5) const {
     EXPECT_FALSE(fs::exists(Path(h5)));
