@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cluster/cluster_config.h"
+#include "cluster/cluster_test_support.h"
 #include "core/input_error.h"
 #include "support/input_error.h"
 #include "support/temp_file.h"
@@ -17,21 +18,11 @@ using testing::CatchInputError;
 using testing::Mentions;
 using testing::TempFile;
 
-std::string ProjectFile(const std::string& relative) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/" + relative;
-}
+using testing::LoadError;
+using testing::ProjectFile;
 
 ClusterConfig Load(const std::string& yaml) {
-  const TempFile file("cluster.yaml", yaml);
-  return LoadClusterConfig(file.path());
-}
-
-InputError LoadError(const std::string& yaml, int line, const std::string& field) {
-  const TempFile file("cluster.yaml", yaml);
-  const InputError e = CatchInputError([&] { LoadClusterConfig(file.path()); });
-  EXPECT_EQ(e.line(), line) << e.what();
-  EXPECT_EQ(e.field(), field) << e.what();
-  return e;
+  return testing::LoadYaml(yaml);
 }
 
 // Lines 1-3: one pool of 8-GPU nodes; groups from line 4.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cluster/cluster_test_support.h"
 #include "cluster/routing_policy.h"
 #include "core/input_error.h"
 #include "support/input_error.h"
@@ -18,24 +19,11 @@ using testing::CatchInputError;
 using testing::Mentions;
 using testing::TempFile;
 
-std::string ProjectFile(const std::string& relative) {
-  return std::string(FLEETSIM_SOURCE_DIR) + "/" + relative;
-}
+using testing::LoadError;
+using testing::ProjectFile;
 
 ClusterConfig Load(const std::string& yaml) {
-  const TempFile file("cluster.yaml", yaml);
-  return LoadClusterConfig(file.path());
-}
-
-// The error loading `yaml` gives; it must name the file, `line` and `field`.
-InputError LoadError(const std::string& yaml, int line, const std::string& field) {
-  const TempFile file("cluster.yaml", yaml);
-  const InputError e = CatchInputError([&] { LoadClusterConfig(file.path()); });
-  EXPECT_EQ(e.file(), file.path()) << e.what();
-  EXPECT_EQ(e.line(), line) << e.what();
-  EXPECT_EQ(e.field(), field) << e.what();
-  EXPECT_TRUE(Mentions(e, file.path() + ":" + std::to_string(line) + ": " + field)) << e.what();
-  return e;
+  return testing::LoadYaml(yaml);
 }
 
 // Lines 1-3: two pools; lines 4-5: one group on h100. Tests append sections from line 6.
