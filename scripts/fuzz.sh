@@ -190,7 +190,7 @@ run_one() {
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$log" | tail -1)
   new=$(awk '/stat::new_units_added/ {print $2}' "$log" | tail -1)
   # The last status line's "cov: N ft: M": edges and features reached.
-  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 | awk '{print "cov " $2 ", ft " $4}')
+  cov=$(grep -ao 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 | awk '{print "cov " $2 ", ft " $4}')
   if [[ $rc -ne 0 && $strict -eq 0 ]]; then
     local known
     known=$(awk -v h="$h" '$1 == h { sub(/^[^ ]+ /, ""); print }' fuzz/known_findings.txt)
