@@ -7,10 +7,9 @@
 #include <unordered_map>
 #include <utility>
 
-#include <tbb/parallel_for.h>
-
 #include "core/check.h"
 #include "fleet/kv_transfer.h"
+#include "fleet/parallel_loop.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
@@ -196,7 +195,7 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
     for (std::size_t i = 0; i < active_.size(); ++i)
       run(i);
   } else {
-    tbb::parallel_for(std::size_t{0}, active_.size(), run);
+    ParallelLoop(active_.size(), options_.threads, run);
   }
   for (int32_t local : active_) {
     Local& instance = *locals_[static_cast<std::size_t>(local)];
