@@ -4,7 +4,9 @@
 
 #include "core/format.h"
 #include "perf/analytic_kernels.h"
+#include "perf/collective.h"
 #include "perf/layer_kernels.h"
+#include "perf/step_cost.h"
 #include "perf/weight_format.h"
 
 namespace fleetsim {
@@ -61,6 +63,36 @@ double DecodeStepReport::KindUs(const std::string& kind) const {
   return total;
 }
 
+double DecodeStepReport::CollectivesUs() const {
+  double total = 0;
+  for (const StepCollectiveRow& row : collectives)
+    total += row.Us();
+  return total;
+}
+
+namespace {
+
+// What StepCostModel::Cost adds at TP > 1 for a step of `tokens` tokens that samples
+// `sampled` sequences: an all-reduce of the hidden states after every layer's mixer and
+// MLP/MoE block and in the vocab-parallel embedding, and the logits' all-gather.
+std::vector<StepCollectiveRow> TpCollectives(const ModelCard& card, const HardwareSpec& hardware,
+                                             int tp, int64_t tokens, int64_t sampled) {
+  if (tp <= 1) return {};
+  const CollectiveModel group(hardware, tp, card.dtype);
+  const int64_t hidden_bytes = tokens * card.hidden_size * BytesOf(card.dtype);
+  const int64_t logits_bytes = sampled * PaddedVocab(card.vocab_size) * BytesOf(card.dtype);
+  return {
+      {"all_reduce", group.AllReduceHow(hidden_bytes), hidden_bytes,
+       group.AllReduceUs(hidden_bytes), 2 * card.NumLayers() + 1},
+      {"logits_all_gather",
+       "nccl " + group.NcclHow(NcclCollective::kAllGather, static_cast<double>(logits_bytes)),
+       logits_bytes, group.NcclUs(NcclCollective::kAllGather, static_cast<double>(logits_bytes)),
+       1},
+  };
+}
+
+}  // namespace
+
 DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hardware,
                                  const ResolvedEngineConfig& engine, const KvCacheLayout& layout,
                                  int64_t context, int64_t batch) {
@@ -68,6 +100,8 @@ DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hard
   DecodeStepReport step;
   step.context = context;
   step.batch = batch;
+  step.tp = engine.tp;
+  step.collectives = TpCollectives(card, hardware, engine.tp, batch, batch);
   step.attention_grid = k.DecodeLaunch(batch, context + 1);
   for (const LayerKind kind : kLayerKinds) {
     const int layers = LayerCount(card, kind);
@@ -116,7 +150,9 @@ void PrintAttentionText(const std::string& hardware, const KvCacheLayout& layout
 
 void PrintDecodeStepText(const DecodeStepReport& step, std::ostream& out) {
   out << "decode step (analytic kernels, " << step.batch << " sequence(s) after "
-      << WithCommas(step.context) << " tokens; TP all-reduces and host overhead not included)\n";
+      << WithCommas(step.context) << " tokens, TP " << step.tp
+      << (step.tp > 1 ? ": per rank, with the TP collectives" : "")
+      << "; host overhead not included)\n";
   const DecodeGridReport& g = step.attention_grid;
   Line(out, "attention launch grid",
        Fixed(g.programs, 0) + " programs (" + Fixed(g.splits, 0) + " split(s)), " +
@@ -133,6 +169,15 @@ void PrintDecodeStepText(const DecodeStepReport& step, std::ostream& out) {
     if (us > 0) Line(out, std::string(kind) + " total", Us(us));
   }
   Line(out, "step kernels total", Us(step.TotalUs()));
+  for (const StepCollectiveRow& c : step.collectives) {
+    Line(out, "  " + c.name,
+         Us(c.us_each) + " x " + std::to_string(c.calls) + " = " + Us(c.Us()) + " (" +
+             WithCommas(c.bytes) + " B each, " + c.how + ")");
+  }
+  if (!step.collectives.empty()) {
+    Line(out, "collectives total", Us(step.CollectivesUs()));
+    Line(out, "step total", Us(step.TotalUs() + step.CollectivesUs()));
+  }
 }
 
 void JsonAttention(const KvCacheLayout& layout, const ResolvedEngineConfig& engine,
@@ -209,6 +254,22 @@ void JsonDecodeStep(const std::optional<DecodeStepReport>& step, JsonWriter& jso
     json.Field(kind, step->KindUs(kind));
   json.EndObject();
   json.Field("total_us", step->TotalUs());
+  json.Field("tp", step->tp);
+  json.Key("collectives");
+  json.BeginArray();
+  for (const StepCollectiveRow& c : step->collectives) {
+    json.BeginObject();
+    json.Field("name", c.name);
+    json.Field("how", c.how);
+    json.Field("bytes", c.bytes);
+    json.Field("us_each", c.us_each);
+    json.Field("calls", c.calls);
+    json.Field("us", c.Us());
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Field("collectives_us", step->CollectivesUs());
+  json.Field("step_us", step->TotalUs() + step->CollectivesUs());
   json.EndObject();
 }
 

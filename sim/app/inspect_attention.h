@@ -26,14 +26,28 @@ struct StepKernelRow {
   double Us() const { return us_per_layer * layers; }
 };
 
+// One collective of a TP > 1 step, as the engine charges it (perf/step_cost.cc): what
+// each call moves, the communicator vLLM or NCCL takes for it, and how often a step runs it.
+struct StepCollectiveRow {
+  std::string name;  // all_reduce, logits_all_gather
+  std::string how;   // "custom one-shot", "nccl ring LL", ...
+  int64_t bytes = 0;
+  double us_each = 0;
+  int calls = 0;
+  double Us() const { return us_each * calls; }
+};
+
 // `batch` sequences decoding one token each after `context` tokens of history.
 struct DecodeStepReport {
   int64_t context = 0;
   int64_t batch = 1;
+  int tp = 1;
   std::vector<StepKernelRow> rows;
-  DecodeGridReport attention_grid;  // one attention layer's decode call
-  double TotalUs() const;
+  std::vector<StepCollectiveRow> collectives;  // empty at TP 1
+  DecodeGridReport attention_grid;             // one attention layer's decode call
+  double TotalUs() const;                      // the kernels
   double KindUs(const std::string& kind) const;
+  double CollectivesUs() const;
 };
 
 DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hardware,

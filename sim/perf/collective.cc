@@ -1,6 +1,7 @@
 #include "perf/collective.h"
 
 #include <algorithm>
+#include <string>
 
 #include "perf/nccl_topology.h"
 
@@ -50,6 +51,12 @@ NcclChoice CollectiveModel::NcclChoiceFor(NcclCollective collective, double byte
   return nccl_ ? nccl_->Choose(collective, bytes, nvls_type) : NcclChoice{};
 }
 
+std::string CollectiveModel::NcclHow(NcclCollective collective, double bytes,
+                                     bool nvls_type) const {
+  const NcclChoice c = NcclChoiceFor(collective, bytes, nvls_type);
+  return std::string(NameOf(c.algorithm)) + " " + std::string(NameOf(c.protocol));
+}
+
 double CollectiveModel::AllToAllUs(double bytes) const {
   if (!nccl_) return 0;
   return Calibrated(nccl_->AllToAll(bytes), bytes, c_.p2p_latency_scale,
@@ -84,6 +91,14 @@ double CollectiveModel::SymmMemAllReduceUs(double bytes, bool multimem) const {
 
 VllmAllReducePath CollectiveModel::AllReducePath(int64_t bytes) const {
   return rules_.PathFor(bytes);
+}
+
+std::string CollectiveModel::AllReduceHow(int64_t bytes) const {
+  const VllmAllReducePath path = AllReducePath(bytes);
+  std::string how(NameOf(path));
+  if (path == VllmAllReducePath::kNccl)
+    how += " " + NcclHow(NcclCollective::kAllReduce, static_cast<double>(bytes));
+  return how;
 }
 
 double CollectiveModel::AllReduceUs(int64_t bytes) const {

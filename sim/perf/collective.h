@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "model/dtype.h"
 #include "model/hardware.h"
@@ -42,12 +43,16 @@ class CollectiveModel {
   // vLLM's tensor-parallel all-reduce of `bytes`, and the communicator it takes.
   double AllReduceUs(int64_t bytes) const;
   VllmAllReducePath AllReducePath(int64_t bytes) const;
+  // The same choice in words: "custom one-shot", "nccl ring LL", ...
+  std::string AllReduceHow(int64_t bytes) const;
   // NCCL alone (pynccl, or nccl-tests): `bytes` as nccl-tests counts them (the whole
   // buffer: the gathered output of an all-gather, the input of a reduce-scatter, what one
   // rank sends in all of an all-to-all).
   // `nvls_type`: as NcclModel::Choose (false for int8 reductions).
   double NcclUs(NcclCollective collective, double bytes, bool nvls_type = true) const;
   NcclChoice NcclChoiceFor(NcclCollective collective, double bytes, bool nvls_type = true) const;
+  // Its algorithm and protocol in words: "ring LL128", "nvls Simple".
+  std::string NcclHow(NcclCollective collective, double bytes, bool nvls_type = true) const;
   double AllToAllUs(double bytes) const;
   // vLLM's custom all-reduce and symmetric-memory kernels, where vLLM would run them.
   double CustomAllReduceUs(double bytes, bool one_shot) const;

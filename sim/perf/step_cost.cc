@@ -113,13 +113,9 @@ std::vector<CoverageRow> Coverage(const ModelCard& card, const BundleTables& tab
   return rows;
 }
 
-namespace {
-// vLLM pads the vocabulary of ParallelLMHead to a multiple of 64
-// (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks.
 int64_t PaddedVocab(int64_t vocab) {
   return (vocab + 63) / 64 * 64;
 }
-}  // namespace
 
 StepCostModel::StepCostModel(const ModelCard& card, const Bundle& bundle, int tp,
                              CollectiveModel collectives, int64_t step_overhead_ns)

@@ -40,6 +40,11 @@
 
 namespace fleetsim {
 
+// vLLM pads the vocabulary of ParallelLMHead to a multiple of 64
+// (vocab_parallel_embedding.py DEFAULT_VOCAB_PADDING_SIZE) before splitting it over ranks:
+// the width of each sequence's gathered logits.
+int64_t PaddedVocab(int64_t vocab);
+
 struct StepCost {
   int64_t total_ns = 0;
   int64_t compute_ns = 0;

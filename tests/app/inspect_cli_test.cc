@@ -276,6 +276,48 @@ TEST(InspectCli, DecodeStepPricesEachKernel) {
   EXPECT_EQ(RunFleetsim("inspect --model qwen3-8b --decode-step 100").exit_code, 2);
 }
 
+// At TP 2 the step adds what the engine charges per step (perf/step_cost.cc): Llama-3.1-8B's
+// 32 layers make 2 x 32 + 1 all-reduces of 32 tokens x 4,096 x 2 B = 262,144 B (vLLM's
+// one-shot custom kernel: two GPUs, below its 8 MiB limit), and one
+// all-gather of the logits, 32 x 128,256 (already a multiple of 64) x 2 B = 8,208,384 B.
+TEST(InspectCli, DecodeStepAddsTheTpCollectives) {
+  const auto r = RunFleetsim(
+      "inspect --model llama-3.1-8b --tp 2 --hardware H100-SXM --decode-step 1024 "
+      "--decode-batch 32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node step = YAML::Load(r.out)["decode_step"];
+  ASSERT_TRUE(step["collectives"].IsSequence()) << r.out;
+  ASSERT_EQ(step["collectives"].size(), 2u);
+  const YAML::Node all_reduce = step["collectives"][0];
+  EXPECT_EQ(all_reduce["name"].as<std::string>(), "all_reduce");
+  EXPECT_EQ(all_reduce["bytes"].as<int64_t>(), 262'144);
+  EXPECT_EQ(all_reduce["calls"].as<int>(), 65);
+  EXPECT_EQ(all_reduce["how"].as<std::string>(), "custom one-shot");
+  const YAML::Node gather = step["collectives"][1];
+  EXPECT_EQ(gather["name"].as<std::string>(), "logits_all_gather");
+  EXPECT_EQ(gather["bytes"].as<int64_t>(), 8'208'384);
+  EXPECT_EQ(gather["calls"].as<int>(), 1);
+  EXPECT_EQ(gather["how"].as<std::string>().rfind("nccl ", 0), 0u) << gather["how"];
+  const double collectives = all_reduce["us"].as<double>() + gather["us"].as<double>();
+  EXPECT_GT(all_reduce["us_each"].as<double>(), 0);
+  EXPECT_NEAR(step["collectives_us"].as<double>(), collectives, 1e-6);
+  EXPECT_NEAR(step["step_us"].as<double>(), step["total_us"].as<double>() + collectives, 1e-6);
+
+  const auto text = RunFleetsim(
+      "inspect --model llama-3.1-8b --tp 2 --hardware H100-SXM --decode-step 1024 "
+      "--decode-batch 32");
+  EXPECT_TRUE(Contains(text.out, "x 65 = ")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "(262,144 B each, custom one-shot)")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "step total")) << text.out;
+  // One GPU: no collective, and the report says so by leaving them out.
+  const auto tp1 =
+      RunFleetsim("inspect --model llama-3.1-8b --hardware H100-SXM --decode-step 1024 --json");
+  ASSERT_EQ(tp1.exit_code, 0) << tp1.err;
+  const YAML::Node one = YAML::Load(tp1.out)["decode_step"];
+  EXPECT_EQ(one["collectives"].size(), 0u);
+  EXPECT_EQ(one["step_us"].as<double>(), one["total_us"].as<double>());
+}
+
 TEST(InspectCli, HelpListsEveryOption) {
   const auto r = RunFleetsim("inspect --help");
   EXPECT_EQ(r.exit_code, 0);

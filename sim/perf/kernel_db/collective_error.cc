@@ -29,10 +29,6 @@ NcclCollective NcclOf(const std::string& operation) {
   return NcclCollective::kAllReduce;
 }
 
-std::string Describe(const NcclChoice& c) {
-  return std::string(NameOf(c.algorithm)) + " " + std::string(NameOf(c.protocol));
-}
-
 // One model per group size, built with `constants`.
 class Models {
  public:
@@ -67,14 +63,11 @@ CollectiveRowError Evaluate(const MeasuredCollective& row, Models& models) {
       const NcclCollective c = NcclOf(row.operation);
       const bool nvls_type = row.dtype != "int8";
       e.model_us = model.NcclUs(c, bytes, nvls_type);
-      e.how = Describe(model.NcclChoiceFor(c, bytes, nvls_type));
+      e.how = model.NcclHow(c, bytes, nvls_type);
     }
   } else {
     e.model_us = model.AllReduceUs(row.bytes);
-    const VllmAllReducePath path = model.AllReducePath(row.bytes);
-    e.how = std::string(NameOf(path));
-    if (path == VllmAllReducePath::kNccl)
-      e.how += " " + Describe(model.NcclChoiceFor(NcclCollective::kAllReduce, bytes));
+    e.how = model.AllReduceHow(row.bytes);
   }
   return e;
 }
