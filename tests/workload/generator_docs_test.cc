@@ -64,6 +64,14 @@ TEST(GeneratorDocs, EveryAcceptedKeyIsDocumented) {
        "zz_unknown: 1}\n  input_tokens: {distribution: fixed, value: 1}\n  output_tokens: "
        "{distribution: fixed, value: 1}\n",
        "arrivals"},
+      {"generator:\n  num_requests: 3\n  arrivals: {process: poisson, rate_per_s: 1, "
+       "zz_unknown: 1}\n  input_tokens: {distribution: fixed, value: 1}\n  output_tokens: "
+       "{distribution: fixed, value: 1}\n",
+       "arrivals"},
+      {"generator:\n  num_requests: 3\n  arrivals: {process: poisson, rate_per_s: 1, "
+       "diurnal: {peak_to_trough: 2, zz_unknown: 1}}\n  input_tokens: {distribution: fixed, "
+       "value: 1}\n  output_tokens: {distribution: fixed, value: 1}\n",
+       "arrivals"},
       {std::string(kBase) + "  sessions: {turns: {distribution: fixed, value: 2}, zz_unknown: 1}\n",
        "sessions"},
       {std::string(kBase) + "  shared_prefix: {tokens: 5, zz_unknown: 1}\n", "shared_prefix"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numbers>
 #include <set>
 #include <string>
 #include <vector>
@@ -133,6 +134,43 @@ TEST(Generator, GammaHasTheRequestedCv) {
       std::string(kLengths));
   EXPECT_NEAR(Mean(Gaps(rs)), 0.2, 0.2 * 0.05);
   EXPECT_NEAR(CoefficientOfVariation(Gaps(rs)), 2.0, 0.2);
+}
+
+// A daily cycle (here one of 1,000 s): rate(t) = 20 x (1 + 0.5 cos(2 pi (t - 250) / 1000))
+// for peak_to_trough 3. Over two cycles, the quarter-cycle around the peak expects
+// 2 x 20 x (250 + 0.5 x 1000 / pi x sin(pi / 4)) = 14,502 arrivals and the one around the
+// trough 2 x 20 x (250 - 112.5) = 5,498; the mean rate stays 20/s.
+TEST(Generator, DiurnalArrivalsFollowTheCycle) {
+  const std::string spec =
+      "  seed: 3\n  num_requests: 40000\n"
+      "  arrivals: {process: poisson, rate_per_s: 20.0,\n"
+      "             diurnal: {period_s: 1000, peak_to_trough: 3, peak_at_s: 250}}\n" +
+      std::string(kLengths);
+  const auto rs = Generate(spec);
+  ASSERT_EQ(rs.size(), 40000u);
+  EXPECT_EQ(rs[0].arrival, 0);
+  int64_t near_peak = 0;
+  int64_t near_trough = 0;
+  for (const auto& r : rs) {
+    const double t = std::fmod(ToSeconds(r.arrival), 1000.0);
+    if (ToSeconds(r.arrival) >= 2000) continue;
+    near_peak += (t >= 125 && t < 375) ? 1 : 0;
+    near_trough += (t >= 625 && t < 875) ? 1 : 0;
+  }
+  const double expected_peak =
+      2 * 20 * (250 + 500 / std::numbers::pi * std::sin(std::numbers::pi / 4));
+  const double expected_trough =
+      2 * 20 * (250 - 500 / std::numbers::pi * std::sin(std::numbers::pi / 4));
+  EXPECT_NEAR(static_cast<double>(near_peak), expected_peak, expected_peak * 0.04);
+  EXPECT_NEAR(static_cast<double>(near_trough), expected_trough, expected_trough * 0.06);
+  // 40,000 arrivals at a mean of 20/s: about two cycles.
+  EXPECT_NEAR(ToSeconds(rs.back().arrival), 2000, 2000 * 0.03);
+  // Gaps are integer nanoseconds, nondecreasing, and the stream repeats exactly.
+  for (size_t i = 1; i < rs.size(); ++i)
+    ASSERT_GE(rs[i].arrival, rs[i - 1].arrival);
+  const auto again = Generate(spec);
+  for (size_t i = 0; i < rs.size(); ++i)
+    ASSERT_TRUE(Same(rs[i], again[i])) << i;
 }
 
 TEST(Generator, ConstantArrivalsAreExactlySpaced) {
@@ -386,6 +424,26 @@ TEST(Generator, BadSpecsNameTheKeyAndTheLine) {
        "generator.num_requests", 2},
       {"  num_requests: 5\n  arrivals: {process: gamma, rate_per_s: 2}\n" + lengths,
        "generator.arrivals.cv", 3},
+      {"  num_requests: 5\n  arrivals: {process: gamma, rate_per_s: 2, cv: 2,\n"
+       "    diurnal: {peak_to_trough: 2}}\n" +
+           lengths,
+       "generator.arrivals.diurnal", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2,\n"
+       "    diurnal: {peak_to_trough: 0.5}}\n" +
+           lengths,
+       "generator.arrivals.diurnal.peak_to_trough", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2,\n"
+       "    diurnal: {peak_to_trough: 2, peak_at_s: 90000}}\n" +
+           lengths,
+       "generator.arrivals.diurnal.peak_at_s", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2,\n"
+       "    diurnal: {peak_to_trough: 2, period: 10}}\n" +
+           lengths,
+       "generator.arrivals.diurnal.period", 4},
+      {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2,\n"
+       "    diurnal: {peak_to_trough: 2, period_s: 1e12}}\n" +
+           lengths,
+       "generator.arrivals.diurnal.period_s", 4},
       {"  num_requests: 5\n  arrivals: {process: poisson, rate_per_s: 2}\n"
        "  input_tokens: {distribution: uniform, min: 50, max: 10}\n"
        "  output_tokens: {distribution: fixed, value: 1}\n",
