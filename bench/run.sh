@@ -8,6 +8,9 @@
 #   bench/run.sh scaling    # 1 and 2 ranks: the 1M-request and the 100,000-instance cases
 #   bench/run.sh memory     # 1M vs 20M requests, --no-request-rows, on the default fleet
 #   bench/run.sh trace      # a 1M- and a 4M-line JSON-lines trace read on the default fleet
+#   bench/run.sh vidur      # the Vidur-like case: 4 A100 replicas of Llama-3.1-8B, 1M requests
+#   bench/run.sh hybrid     # the 27B hybrid on 64 H200s, 200,000 session requests
+#   bench/run.sh day        # a day of 10,000 instances, 50M requests, at 2 ranks (an hour or more)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 fleetsim=${FLEETSIM:-$root/build/sim/fleetsim}
@@ -90,8 +93,17 @@ case ${1:-fleet} in
       measure "trace-$((n / 1000000))m" single cluster_configs/default_fleet.yaml "$file"
     done
     ;;
+  vidur)
+    measure vidur-like single bench/fleet_vidur_like.yaml bench/traffic_vidur_like.yaml
+    ;;
+  hybrid)
+    measure hybrid-64 single bench/fleet_hybrid_64.yaml bench/traffic_hybrid_sessions.yaml
+    ;;
+  day)
+    measure day-10k-np2 2 bench/fleet_10k.yaml bench/traffic_day.yaml
+    ;;
   *)
-    echo "usage: bench/run.sh fleet|1m|np2|instances|memory|trace" >&2
+    echo "usage: bench/run.sh fleet|1m|np2|instances|memory|trace|vidur|hybrid|day" >&2
     exit 2
     ;;
 esac
