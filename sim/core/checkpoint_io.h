@@ -85,7 +85,9 @@ class CheckpointReader {
     static_assert(std::is_trivially_copyable_v<T>);
     const uint64_t n = Count(sizeof(T));
     std::vector<T> values(n);
-    std::memcpy(values.data(), Take(n * sizeof(T)), n * sizeof(T));
+    const char* from = Take(n * sizeof(T));
+    // An empty vector's data() may be null, and memcpy's arguments must not be.
+    if (n > 0) std::memcpy(values.data(), from, n * sizeof(T));
     return values;
   }
   template <typename T>

@@ -186,6 +186,9 @@ std::vector<std::string> KernelViolations(const DecodeKernelSpec& kernel, const 
 // `error("attention_backend", <the failed conditions>)`.
 BackendChoice SelectAttentionBackend(const AttentionCatalog& catalog, const AttentionQuery& q,
                                      const SettingError& error);
+// The choice points into the catalog: a temporary one would leave it dangling.
+BackendChoice SelectAttentionBackend(AttentionCatalog&& catalog, const AttentionQuery& q,
+                                     const SettingError& error) = delete;
 // The decode kernel for the resolved block size: the pin (`decode_kernel`) when it can run
 // (error("decode_kernel", ...) naming the failed condition otherwise), else the first
 // default-routed kernel whose gate passes.

@@ -169,6 +169,12 @@ class AnalyticKernels {
   AnalyticKernels(const ModelCard& card, const HardwareSpec& hardware, int tp,
                   const AttentionPlan& attention, const Quantization& quantization,
                   AnalyticConstants constants = {});
+  // The kernels keep a reference to the card: a temporary one would leave it dangling.
+  AnalyticKernels(ModelCard&& card, const HardwareSpec& hardware, int tp,
+                  AnalyticConstants constants = {}) = delete;
+  AnalyticKernels(ModelCard&& card, const HardwareSpec& hardware, int tp,
+                  const AttentionPlan& attention, const Quantization& quantization,
+                  AnalyticConstants constants = {}) = delete;
 
   // Microseconds for `tokens` tokens of a dense.csv kernel; nullopt for one the model
   // does not have (qk_norm without q/k norms, GDN kernels of a model without GDN) or the

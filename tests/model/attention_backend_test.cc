@@ -128,7 +128,8 @@ TEST(AttentionBackend, APinIsTakenWhenItCanRunAndRefusedNamingTheFailedCondition
   AttentionQuery odd = Hybrid27B();
   odd.head_size = 80;
   odd.backend_pin = "FLASHINFER";
-  e = CatchInputError([&] { SelectAttentionBackend(Catalog("H100-SXM"), odd, kError); });
+  const AttentionCatalog h100 = Catalog("H100-SXM");
+  e = CatchInputError([&] { SelectAttentionBackend(h100, odd, kError); });
   EXPECT_EQ(e.field(), "attention_backend");
   EXPECT_TRUE(Mentions(e, "head size 80")) << e.what();
 
@@ -158,12 +159,12 @@ TEST(AttentionBackend, NoBackendForAKvDtypeIsRefusedListingEach) {
   // FA2 on an A100 has no fp8 KV cache; FlashInfer and Triton do, so vLLM falls through.
   AttentionQuery q = Qwen3_8B();
   q.kv_cache_dtype = "fp8";
-  const BackendChoice choice = SelectAttentionBackend(Catalog("A100-SXM-80GB"), q, kError);
+  const AttentionCatalog a100 = Catalog("A100-SXM-80GB");
+  const BackendChoice choice = SelectAttentionBackend(a100, q, kError);
   EXPECT_EQ(choice.backend->name, "FLASHINFER");
   EXPECT_NE(choice.why.find("FLASH_ATTN: kv_cache_dtype fp8"), std::string::npos) << choice.why;
   q.kv_cache_dtype = "int4";
-  const InputError e =
-      CatchInputError([&] { SelectAttentionBackend(Catalog("A100-SXM-80GB"), q, kError); });
+  const InputError e = CatchInputError([&] { SelectAttentionBackend(a100, q, kError); });
   EXPECT_TRUE(Mentions(e, "FLASH_ATTN:")) << e.what();
   EXPECT_TRUE(Mentions(e, "TRITON_ATTN:")) << e.what();
 }

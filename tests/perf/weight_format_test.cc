@@ -84,7 +84,8 @@ TEST(WeightFormat, TheMtpFcOfTheAwq27BIsABf16GemmOf2HiddenByHiddenOverTp) {
   const double memory = 52'454'400 / (800e9 * c.memory_efficiency);
   EXPECT_NEAR(*k.DenseUs(Kernel::kMtpFc, 1), (memory + c.launch_s) * 1e6, 1e-6);
   // A model without MTP layers has no such kernel.
-  const AnalyticKernels llama(ModelCatalog(ModelsDir()).Load("llama-3.1-8b"), gpu, 1);
+  const ModelCard llama_card = ModelCatalog(ModelsDir()).Load("llama-3.1-8b");
+  const AnalyticKernels llama(llama_card, gpu, 1);
   EXPECT_FALSE(llama.GemmDimsOf(Kernel::kMtpFc));
   EXPECT_FALSE(llama.DenseUs(Kernel::kMtpFc, 1));
 }
