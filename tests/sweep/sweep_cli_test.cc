@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "perf/synthetic_bundle.h"
+#include "support/csv_rows.h"
 #include "support/run_command.h"
 #include "sweep/sweep_fixture.h"
 
@@ -44,30 +45,6 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// Rows of a CSV without quoted fields, as column -> value.
-std::vector<std::map<std::string, std::string>> Csv(const fs::path& path) {
-  const std::vector<std::string> lines = Lines(ReadText(path));
-  auto split = [](const std::string& line) {
-    std::vector<std::string> fields;
-    std::stringstream in(line);
-    for (std::string f; std::getline(in, f, ',');)
-      fields.push_back(f);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    return fields;
-  };
-  std::vector<std::map<std::string, std::string>> rows;
-  if (lines.empty()) return rows;
-  const std::vector<std::string> header = split(lines[0]);
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::vector<std::string> fields = split(lines[i]);
-    std::map<std::string, std::string> row;
-    for (std::size_t c = 0; c < header.size() && c < fields.size(); ++c)
-      row[header[c]] = fields[c];
-    rows.push_back(row);
-  }
-  return rows;
-}
-
 // One full sweep of kTwoPointSpec, shared by the tests that compare against it.
 class SweepCli : public ::testing::Test {
  protected:
@@ -98,7 +75,7 @@ TEST_F(SweepCli, FullSweepWritesEveryPointTheAggregateAndTheRanking) {
       << full_.out;
   EXPECT_NE(full_.out.find("\nbest: point "), std::string::npos) << full_.out;
   EXPECT_NE(full_.out.find("ahead of the next (point "), std::string::npos) << full_.out;
-  const auto rows = Csv(dir_->dir() / "full/sweep.csv");
+  const auto rows = testing::ReadCsvRows(dir_->dir() / "full/sweep.csv");
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].at("tp"), "1");
   EXPECT_EQ(rows[0].at("replicas"), "4");
@@ -266,7 +243,7 @@ TEST_F(SweepCli, MaxRateKeepsTheHighestPassingRun) {
   EXPECT_GT(max_pass, 1.0) << r.out;
   EXPECT_LT(max_pass, min_fail) << r.out;
   EXPECT_LT(min_fail, 64.0) << r.out;
-  const auto rows = Csv(dir_->dir() / "capacity/sweep.csv");
+  const auto rows = testing::ReadCsvRows(dir_->dir() / "capacity/sweep.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NEAR(std::stod(rows[0].at("max_rate_scale")), max_pass, 1e-5 * max_pass);
   EXPECT_EQ(rows[0].at("rate_scale"), rows[0].at("max_rate_scale"));
