@@ -28,6 +28,7 @@ void ParallelLoop(std::size_t n, [[maybe_unused]] int threads, const Body& body)
 #ifndef FLEETSIM_THREADS_WITHOUT_TBB
   tbb::parallel_for(std::size_t{0}, n, body);
 #else
+  if (n == 0) return;
   std::atomic<std::size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
