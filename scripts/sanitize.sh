@@ -36,8 +36,8 @@ export_options() {
   # at MPI_Finalize, so the top frames of the leaks they keep have no module name left;
   # only the frames below (MPI_Init_thread in libmpi) let lsan.supp name them. It costs
   # time in every allocation, so the test binaries that never start MPI get the fast
-  # unwinder back (tests/CMakeLists.txt, fleetsim_test). ThreadSanitizer reports TBB's scheduling (Debian's libtbb is
-  # not instrumented): docs/FUZZING.md, "Sanitizers".
+  # unwinder back (tests/CMakeLists.txt, fleetsim_test). ThreadSanitizer reports TBB's
+  # scheduling (Debian's libtbb is not instrumented): docs/FUZZING.md, "Sanitizers".
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1"
@@ -102,10 +102,10 @@ case "${1:-}" in
       comm_agreement_test
     # Neither binary initialises MPI, so the fast unwinder is enough for their leaks
     # (tests/CMakeLists.txt, fleetsim_test, says why the others do without it).
-    ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=1" \
-      "$root/build-asan/tests/core_test" --gtest_brief=1
-    ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=1" \
-      "$root/build-asan/tests/model_test" --gtest_brief=1
+    for binary in core_test model_test; do
+      ASAN_OPTIONS="$ASAN_OPTIONS:fast_unwind_on_malloc=1" \
+        "$root/build-asan/tests/$binary" --gtest_brief=1
+    done
     check address "$root/build-asan" -R '^comm_(mpi_runtime|error_agreement)_'
     ;;
   -h|--help) usage ;;
