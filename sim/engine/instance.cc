@@ -4,6 +4,7 @@
 #include <iterator>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "core/check.h"
 
@@ -232,12 +233,19 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
 }
 
 StepCostModel::DecodeRun& Instance::DecodeCosts(int64_t decodes) {
-  for (auto& run : decode_costs_) {
-    if (run && run->decodes() == decodes) return *run;
+  // A run's batch size moves by one at each arrival and finish: the least recently used
+  // size goes.
+  ++decode_cost_clock_;
+  std::size_t oldest = 0;
+  for (std::size_t i = 0; i < decode_costs_.size(); ++i) {
+    if (decode_costs_[i] && decode_costs_[i]->decodes() == decodes) {
+      decode_cost_used_[i] = decode_cost_clock_;
+      return *decode_costs_[i];
+    }
+    if (decode_cost_used_[i] < decode_cost_used_[oldest]) oldest = i;
   }
-  auto& slot = decode_costs_[next_decode_cost_];
-  next_decode_cost_ = (next_decode_cost_ + 1) % decode_costs_.size();
-  return slot.emplace(cost_, decodes);
+  decode_cost_used_[oldest] = decode_cost_clock_;
+  return decode_costs_[oldest].emplace(cost_, decodes);
 }
 
 void Instance::EndDecodeRun() {
@@ -262,27 +270,40 @@ void Instance::BringTo(std::size_t lane, int64_t step) {
   kv_.CatchUpHashedBlocks(r);
 }
 
+int64_t Instance::LaneEnd(const DecodeLane& lane) const {
+  // The run step whose token is the request's last: its counts as they stood at step 0.
+  const Request& r = *lane.request;
+  return std::min(r.max_output_tokens - (r.num_output - lane.synced) - 1,
+                  config_.max_model_len - (r.num_tokens() - lane.synced) - 1);
+}
+
+void Instance::SumUpLanes() {
+  // Contexts as they stood at the run's first step, whatever step each lane is synced to.
+  decode_run_end_ = INT64_MAX;
+  decode_context_sum_ = 0;
+  // A lane that joined the run later stands behind it: its context "at step 0" may be
+  // negative.
+  decode_context_min_ = INT64_MAX;
+  decode_context_max_ = INT64_MIN;
+  for (const DecodeLane& lane : lanes_) {
+    const int64_t c = lane.request->num_computed - lane.synced;
+    decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
+    decode_context_sum_ += c;
+    decode_context_min_ = std::min(decode_context_min_, c);
+    decode_context_max_ = std::max(decode_context_max_, c);
+  }
+}
+
 bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
   const auto n = static_cast<int64_t>(running.size());
   if (n == 0 || n > config_.max_num_batched_tokens) return false;
   // Speculative steps are taken one by one: each request's emitted tokens are drawn.
   if (config_.speculative.enabled()) return false;
-  // Steps every request can take without finishing or reaching max_model_len.
-  int64_t end = INT64_MAX;
-  int64_t context_sum = 0;
-  int64_t context_min = INT64_MAX;
-  int64_t context_max = 0;
   for (const Request* r : running) {
     const int64_t c = r->num_computed;
     if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
-    end = std::min({end, r->max_output_tokens - r->num_output - 1,
-                    config_.max_model_len - r->num_tokens() - 1});
-    context_sum += c;
-    context_min = std::min(context_min, c);
-    context_max = std::max(context_max, c);
   }
-  if (end < 1) return false;
   lanes_.resize(static_cast<std::size_t>(n));
   decode_next_work_ = INT64_MAX;
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
@@ -290,34 +311,91 @@ bool Instance::StartDecodeRun() {
     lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r), 0};
     decode_next_work_ = std::min(decode_next_work_, lanes_[i].next_work);
   }
+  SumUpLanes();
+  if (decode_run_end_ < 0) return false;  // a request past its end is not decoding
   decode_run_ = true;
   decode_run_steps_ = 0;
-  decode_run_end_ = end;
-  decode_context_sum_ = context_sum;
-  decode_context_min_ = context_min;
-  decode_context_max_ = context_max;
   decode_usage_ = kv_.Usage();
   decode_cost_ = &DecodeCosts(n);
   return true;
 }
 
+bool Instance::FinishingLanesHandOff(int64_t step) const {
+  for (const DecodeLane& lane : lanes_) {
+    if (lane.request->remote_decode && LaneEnd(lane) == step) return true;
+  }
+  return false;
+}
+
+void Instance::FinishLane(std::size_t lane, int64_t step, SimTime end) {
+  // As Scheduler::Complete and FinishStep settle a request whose last token this step
+  // made; the caller goes in running order, so blocks return to the pool in its order.
+  BringTo(lane, step + 1);
+  Request& r = *lanes_[lane].request;
+  r.state = RequestState::kFinished;
+  kv_.Free(r);
+  RequestRecord& record = RecordOf(r);
+  record.finish = end;
+  record.state = RequestState::kFinished;
+  Settle(r);
+  lanes_[lane].request = nullptr;
+}
+
+void Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end) {
+  Request& r = *chunk.request;
+  const bool finished = scheduler_.Advance(chunk);
+  FLEETSIM_CHECK(!finished && r.num_computed == r.num_tokens() - 1,
+                 "a request admitted into a decode run decodes next");
+  RequestRecord& record = RecordOf(r);
+  record.first_scheduled = std::min(record.first_scheduled, start);
+  if (chunk.output_before == 0) record.first_token = end;
+  // Counted as if it had been in the run from its first step: its context then, and its
+  // counts, stand `step + 1` behind.
+  const DecodeLane lane{&r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
+                        kv_.AnonymousDecodeBlocks(r), 0};
+  lanes_.push_back(lane);
+  const int64_t c = r.num_computed - lane.synced;
+  decode_context_sum_ += c;
+  decode_context_min_ = std::min(decode_context_min_, c);
+  decode_context_max_ = std::max(decode_context_max_, c);
+  decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
+  decode_next_work_ = std::min(decode_next_work_, lane.next_work);
+  decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
+  decode_usage_ = kv_.Usage();
+}
+
 bool Instance::FastDecode(SimTime until) {
   if (!fast_decode_) return false;
-  if (!scheduler_.waiting().empty()) {  // an arrival (or a preempted request) to schedule
-    EndDecodeRun();
-    return false;
-  }
   const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
   if (now_ >= until || now_ >= next_arrival) return false;
-  if (!decode_run_ && !StartDecodeRun()) return false;
+  if (!decode_run_) {
+    const auto running = static_cast<int64_t>(scheduler_.running().size());
+    if (!scheduler_.waiting().empty() && !scheduler_.AdmitsWholeAfterDecodes(running)) return false;
+    if (!StartDecodeRun()) return false;
+  }
 
-  const auto n = static_cast<int64_t>(lanes_.size());
   const int64_t block_size = kv_.layout().block_size;
   const PrefixHit no_hit;
   int64_t step = decode_run_steps_;
   SimTime t = now_;
-  bool pool_short = false;
-  while (step < decode_run_end_ && t < until && t < next_arrival) {
+  bool ordinary_next = false;  // the next step must run the ordinary way
+  while (!lanes_.empty() && t < until && t < next_arrival) {
+    // An arrival joins the run when it is admitted whole beside the decodes (and so
+    // decodes from the next step on); anything else on the waiting queue -- a preempted
+    // request, a long prompt, several at once -- needs the ordinary step.
+    const auto n = static_cast<int64_t>(lanes_.size());
+    const bool admitting = !scheduler_.waiting().empty();
+    if (admitting && !scheduler_.AdmitsWholeAfterDecodes(n)) {
+      ordinary_next = true;
+      break;
+    }
+    // A step that ends a request ends it here, unless its KV is handed off (the ordinary
+    // step does that).
+    const bool finishing = step == decode_run_end_;
+    if (finishing && FinishingLanesHandOff(step)) {
+      ordinary_next = true;
+      break;
+    }
     if (step == decode_next_work_) {
       // As the scheduler's step would, in running order -- unless the pool might run
       // short, which needs the ordinary step (it preempts).
@@ -335,7 +413,7 @@ bool Instance::FastDecode(SimTime until) {
         needed += kv_.DecodeBlocksNeeded(*lane.request);
       }
       if (needed > kv_.num_free_blocks()) {
-        pool_short = true;
+        ordinary_next = true;
         break;
       }
       for (DecodeLane& lane : lanes_) {
@@ -353,24 +431,26 @@ bool Instance::FastDecode(SimTime until) {
       ++fast_decode_pool_steps_;
     }
     const int64_t context_sum = decode_context_sum_ + step * n;
-    const SimTime duration =
-        decode_cost_->TotalNs(context_sum, decode_context_min_ + step, decode_context_max_ + step);
-    if (on_step_) {
-      StepRecord record;
-      record.start = t;
-      record.duration = duration;
-      record.decodes = n;
-      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
-      record.decode_context_max = decode_context_max_ + step;
-      record.generated_tokens = n;
-      record.running = n;
-      record.kv_usage = decode_usage_;
-      on_step_(record);
+    const int64_t context_min = decode_context_min_ + step;
+    const int64_t context_max = decode_context_max_ + step;
+    // The arrival's chunk, when the pool has room for it after the decodes (else it waits).
+    const ScheduledChunk* admitted = admitting ? scheduler_.AdmitAfterDecodes(n) : nullptr;
+    BatchShape shape;  // a step with a prefill chunk is costed like the ordinary one
+    SimTime duration = 0;
+    if (admitted != nullptr) {
+      shape.AddDecodes(n, context_sum, context_min, context_max);
+      shape.AddPrefill(admitted->num_tokens, admitted->computed_before, true);
+      duration = cost_.Cost(shape).total_ns;
+      decode_usage_ = kv_.Usage();
+    } else {
+      duration = decode_cost_->TotalNs(context_sum, context_min, context_max);
     }
+    const SimTime start = t;
     last_active_ = t;
     t += duration;
-    if (step == decode_next_work_) {
-      // The step's commits, in running order, and each request's next step with work.
+    if (step == decode_next_work_ || finishing) {
+      // The step's commits and finishes, in running order (Scheduler::Complete's), and
+      // each remaining request's next step with work.
       decode_next_work_ = INT64_MAX;
       for (std::size_t i = 0; i < lanes_.size(); ++i) {
         DecodeLane& lane = lanes_[i];
@@ -383,15 +463,51 @@ bool Instance::FastDecode(SimTime until) {
             lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
           }
         }
+        if (finishing && LaneEnd(lane) == step) {
+          FinishLane(i, step, t);
+          continue;
+        }
         decode_next_work_ = std::min(decode_next_work_, lane.next_work);
       }
+      if (finishing) {
+        std::erase_if(lanes_, [](const DecodeLane& lane) { return lane.request == nullptr; });
+        scheduler_.DropFinished();
+        std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
+          return r == nullptr || r->state == RequestState::kFinished;
+        });
+        SumUpLanes();
+        if (!lanes_.empty()) decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
+        decode_usage_ = kv_.Usage();
+      }
+    }
+    // The admitted request is last in running order: it completes after the decodes.
+    if (admitted != nullptr) JoinRun(*admitted, step, start, t);
+    if (on_step_) {
+      StepRecord record;
+      record.start = start;
+      record.duration = duration;
+      record.decodes = n;
+      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
+      record.decode_context_max = context_max;
+      record.generated_tokens = n;
+      if (admitted != nullptr) {
+        record.prefill_tokens = shape.prefill_tokens();
+        record.prefill_chunks = shape.gdn_prefills();
+        record.decode_context_mean = shape.mean_decode_context();
+        record.generated_tokens = n + 1;
+        record.cache_hit_tokens = admitted->cached_tokens;
+      }
+      record.running = static_cast<int64_t>(lanes_.size());
+      record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
+      record.kv_usage = decode_usage_;
+      on_step_(record);
     }
     ++step;
   }
   const int64_t steps = step - decode_run_steps_;
   decode_run_steps_ = step;
-  // Past the window's end the run goes on in the next call; anything else changes the batch.
-  if (pool_short || step >= decode_run_end_ || t >= next_arrival) EndDecodeRun();
+  // Past the window's end, or at the next arrival, the run goes on in the next call.
+  if (ordinary_next || lanes_.empty()) EndDecodeRun();
   if (steps == 0) return false;
   steps_ += steps;
   fast_decode_steps_ += steps;
@@ -489,10 +605,10 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // A field added to RequestRecord or Instance must be saved below: these sizes change with
 // it (the round-trip test in tests/engine/checkpoint_test.cc catches what padding hides).
 // (2,624: the cache layout's MTP attention-layer fields, configuration rebuilt from the
-// cluster config on restart, not state.)
+// cluster config on restart, not state; 2,656: the decode-cost cache's use stamps, a cache.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2624,
+static_assert(sizeof(Instance) == 2656,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

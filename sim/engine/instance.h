@@ -153,9 +153,12 @@ class Instance {
   // commit with `duration`, which moves the clock to the step's end.
   std::optional<BatchShape> PlanStep();
   void FinishStep(const BatchShape& shape, SimTime duration);
-  // Advances pure-decode steps in one move until an event changes the batch (an arrival,
-  // a finish, a pool too short for the next step's blocks) or the window ends, doing only
-  // the pool work of the steps that have some; false when the next step must run the
+  // Advances decode steps in one move until an event needs the ordinary step (a finish
+  // whose KV is handed off, a pool too short for the next step's blocks, a waiting request
+  // that cannot join whole) or the window ends or the next arrival is due, doing only the
+  // pool work of the steps that have some: a request that finishes leaves the run at its
+  // last step, and an arrival admitted whole beside the decodes joins it, as the ordinary
+  // step would settle them; false when the next step must run the
   // ordinary way. A decode run outlives a window: the requests' counts are brought up to
   // date only where the run does pool work and when it ends (EndDecodeRun), so a window
   // that only advances decodes reads the run's lanes, not every request.
@@ -205,6 +208,18 @@ class Instance {
     int64_t pending = 0;    // boundaries counted and not yet listed in the request
   };
   std::vector<DecodeLane> lanes_;
+  // The run step that makes the lane's request's last token.
+  int64_t LaneEnd(const DecodeLane& lane) const;
+  // The run's end and its contexts at its first step, from the lanes.
+  void SumUpLanes();
+  // Whether a request that the run's `step` finishes hands its KV off.
+  bool FinishingLanesHandOff(int64_t step) const;
+  // Settles the lane's request, whose last token the run's `step` (ending at `end`) made,
+  // and frees its blocks; the lane is left empty (request nullptr) for the caller to drop.
+  void FinishLane(std::size_t lane, int64_t step, SimTime end);
+  // Completes the chunk of a request admitted beside the run's `step` (from `start` to
+  // `end`) and adds its lane: it decodes from the next step on.
+  void JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end);
   bool decode_run_ = false;
   int64_t decode_run_steps_ = 0;    // steps taken
   int64_t decode_run_end_ = 0;      // the first step that would finish a request
@@ -215,7 +230,8 @@ class Instance {
   double decode_usage_ = 0;  // the pool's usage after the last step
   StepCostModel::DecodeRun* decode_cost_ = nullptr;
   std::array<std::optional<StepCostModel::DecodeRun>, 4> decode_costs_;
-  std::size_t next_decode_cost_ = 0;
+  std::array<uint64_t, 4> decode_cost_used_{};  // when each was last asked for
+  uint64_t decode_cost_clock_ = 0;
 };
 
 }  // namespace fleetsim

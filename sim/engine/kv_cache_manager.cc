@@ -254,6 +254,15 @@ int64_t KvCacheManager::DecodeStepsWithoutPoolWork(const Request& request) const
   return steps;
 }
 
+bool KvCacheManager::AllocateDecodeWithoutPoolWork(Request& request) const {
+  if (request.blocks.empty() || DecodeStepsWithoutPoolWork(request) == 0) return false;
+  if (prefix_caching_) {
+    const int64_t full = std::min(request.num_computed + 1, request.num_tokens()) / block_size_;
+    request.num_hashed_blocks = std::max(request.num_hashed_blocks, full);
+  }
+  return true;
+}
+
 int64_t KvCacheManager::DecodeBlocksNeeded(const Request& request) const {
   static const std::vector<BlockId> kNoHit;
   const int64_t total = request.num_computed + 1;

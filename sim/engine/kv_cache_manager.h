@@ -62,6 +62,10 @@ class KvCacheManager {
   // a GDN state released, a block hashed into the index, a checkpoint cached); 0 when the
   // next one can. Steps in between may skip both calls.
   int64_t DecodeStepsWithoutPoolWork(const Request& request) const;
+  // For the scheduler's decode step of a request (one token, no lookahead): when that
+  // step's Allocate would do no pool work, does what it would still do -- bring the
+  // hashed-block count up -- and returns true, so that the caller skips Allocate.
+  bool AllocateDecodeWithoutPoolWork(Request& request) const;
   // Free blocks the request's next decode step takes (Allocate's own count).
   int64_t DecodeBlocksNeeded(const Request& request) const;
   // When every decode step of the request from here on takes only anonymous blocks at its

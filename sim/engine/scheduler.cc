@@ -109,8 +109,11 @@ const StepPlan& Scheduler::Schedule() {
       ++i;  // nothing this step (a floored chunk); the others proceed
       continue;
     }
+    // Most decode steps need no new block: their Allocate is skipped (the same outcome).
+    const bool decode = n == 1 && lookahead == 0 && request->num_computed >= request->prompt_tokens;
     bool scheduled = true;
-    while (!kv_cache_.Allocate(*request, n, no_hit, false, lookahead)) {
+    while (!(decode && kv_cache_.AllocateDecodeWithoutPoolWork(*request)) &&
+           !kv_cache_.Allocate(*request, n, no_hit, false, lookahead)) {
       Request* victim = running_.back();
       running_.pop_back();
       Preempt(victim);
@@ -133,33 +136,60 @@ const StepPlan& Scheduler::Schedule() {
   if (plan.preempted.empty()) {
     while (!waiting_.empty() && budget > 0 &&
            static_cast<int>(running_.size()) < config_.max_num_seqs) {
-      Request* request = waiting_.front();
-      PrefixHit& hit = hit_;
-      kv_cache_.FindLongestHit(*request, hit);
-      const int64_t computed = ComputedAtAdmission(*request, hit.tokens);
-      int64_t n = request->num_tokens() - computed;
-      if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
-        n = config_.long_prefill_token_threshold;
-      }
-      if (!config_.chunked_prefill && n > budget) break;
-      n = std::min(n, budget);
-      n = AlignedSplit(*request, computed, n);
-      if (n <= 0) break;  // a floored chunk ends admission for this step
-      // Blocks for everything computed elsewhere too (remote KV lands in them).
-      if (!kv_cache_.Allocate(*request, computed - hit.tokens + n, hit, true)) break;
-      waiting_.pop_front();
-      running_.push_back(request);
-      request->state = RequestState::kRunning;
-      request->num_computed = computed;
-      if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
-      // No lookahead at admission (vLLM: none while num_computed_tokens is 0), no drafts.
-      plan.chunks.push_back({request, n, computed, true, hit.tokens, request->num_output, 0});
-      budget -= n;
+      if (!AdmitFront(budget)) break;
     }
   }
   for (const ScheduledChunk& chunk : plan.chunks)
     plan.total_tokens += chunk.num_tokens;
   return plan;
+}
+
+bool Scheduler::AdmitFront(int64_t& budget) {
+  Request* request = waiting_.front();
+  PrefixHit& hit = hit_;
+  kv_cache_.FindLongestHit(*request, hit);
+  const int64_t computed = ComputedAtAdmission(*request, hit.tokens);
+  int64_t n = request->num_tokens() - computed;
+  if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
+    n = config_.long_prefill_token_threshold;
+  }
+  if (!config_.chunked_prefill && n > budget) return false;
+  n = std::min(n, budget);
+  n = AlignedSplit(*request, computed, n);
+  if (n <= 0) return false;  // a floored chunk ends admission for this step
+  // Blocks for everything computed elsewhere too (remote KV lands in them).
+  if (!kv_cache_.Allocate(*request, computed - hit.tokens + n, hit, true)) return false;
+  waiting_.pop_front();
+  running_.push_back(request);
+  request->state = RequestState::kRunning;
+  request->num_computed = computed;
+  if (request->num_preemptions == 0) request->cached_tokens = hit.tokens;
+  // No lookahead at admission (vLLM: none while num_computed_tokens is 0), no drafts.
+  plan_.chunks.push_back({request, n, computed, true, hit.tokens, request->num_output, 0});
+  budget -= n;
+  return true;
+}
+
+bool Scheduler::AdmitsWholeAfterDecodes(int64_t decodes) const {
+  if (waiting_.size() != 1 || align_ || config_.speculative.enabled()) return false;
+  const Request& r = *waiting_.front();
+  if (r.num_preemptions > 0 || r.remote_prefilled || r.remote_decode) return false;
+  if (static_cast<int>(running_.size()) >= config_.max_num_seqs) return false;
+  // Its whole prompt fits the step, whatever its prefix hit (a hit only shortens it)...
+  const int64_t budget = config_.max_num_batched_tokens - decodes;
+  const int64_t threshold = config_.long_prefill_token_threshold;
+  if (r.num_tokens() > budget || (threshold > 0 && r.num_tokens() > threshold)) return false;
+  // ... and its first token is not its last.
+  return r.max_output_tokens - r.num_output > 1 && config_.max_model_len - r.num_tokens() > 1;
+}
+
+const ScheduledChunk* Scheduler::AdmitAfterDecodes(int64_t decodes) {
+  plan_.chunks.clear();
+  plan_.preempted.clear();
+  int64_t budget = config_.max_num_batched_tokens - decodes;
+  if (!AdmitFront(budget)) return nullptr;
+  plan_.total_tokens = plan_.chunks.front().num_tokens;
+  return &plan_.chunks.front();
 }
 
 const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
@@ -168,29 +198,36 @@ const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
   step_drafts_ = 0;
   step_accepted_ = 0;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    Request* request = chunk.request;
-    request->num_computed += chunk.num_tokens;
-    const int64_t emitted = chunk.drafts > 0 ? SettleDrafts(chunk) : 1;
-    kv_cache_.CommitStep(*request);
-    request->emitted_last_step = request->prefill_done();
-    if (!request->prefill_done()) continue;
-    // Tokens past the output limit or max_model_len are dropped (vLLM's check_stop per token).
-    const int64_t room = std::min(request->max_output_tokens - request->num_output,
-                                  config_.max_model_len - request->num_tokens());
-    request->num_output += std::clamp<int64_t>(room, 1, emitted);
-    if (request->num_output >= request->max_output_tokens ||
-        request->num_tokens() >= config_.max_model_len) {
-      request->state = RequestState::kFinished;
-      // A prefill instance's request keeps its blocks until its KV is sent: the instance
-      // frees them (Instance::ReleaseSentUpTo), as vLLM's delay_free_blocks does.
-      if (!request->remote_decode) kv_cache_.Free(*request);
-      finished.push_back(request);
-    }
+    if (Advance(chunk)) finished.push_back(chunk.request);
   }
-  if (!finished.empty()) {
-    std::erase_if(running_, [](const Request* r) { return r->state == RequestState::kFinished; });
-  }
+  if (!finished.empty()) DropFinished();
   return finished;
+}
+
+bool Scheduler::Advance(const ScheduledChunk& chunk) {
+  Request* request = chunk.request;
+  request->num_computed += chunk.num_tokens;
+  const int64_t emitted = chunk.drafts > 0 ? SettleDrafts(chunk) : 1;
+  kv_cache_.CommitStep(*request);
+  request->emitted_last_step = request->prefill_done();
+  if (!request->prefill_done()) return false;
+  // Tokens past the output limit or max_model_len are dropped (vLLM's check_stop per token).
+  const int64_t room = std::min(request->max_output_tokens - request->num_output,
+                                config_.max_model_len - request->num_tokens());
+  request->num_output += std::clamp<int64_t>(room, 1, emitted);
+  if (request->num_output < request->max_output_tokens &&
+      request->num_tokens() < config_.max_model_len) {
+    return false;
+  }
+  request->state = RequestState::kFinished;
+  // A prefill instance's request keeps its blocks until its KV is sent: the instance
+  // frees them (Instance::ReleaseSentUpTo), as vLLM's delay_free_blocks does.
+  if (!request->remote_decode) kv_cache_.Free(*request);
+  return true;
+}
+
+void Scheduler::DropFinished() {
+  std::erase_if(running_, [](const Request* r) { return r->state == RequestState::kFinished; });
 }
 
 void Scheduler::Save(CheckpointWriter& w,

@@ -97,6 +97,22 @@ class Scheduler {
   int64_t step_accepted() const { return step_accepted_; }
 
   const std::vector<Request*>& running() const { return running_; }
+  // Advances one scheduled request by its chunk, as Complete does for each: true when it
+  // finished (and was freed); the caller drops it from the running list (DropFinished).
+  bool Advance(const ScheduledChunk& chunk);
+
+  // For an instance's decode run (Instance::FastDecode), whose running requests all decode:
+  // whether the one waiting request is plain (fresh, not remote, no drafts, no mamba
+  // alignment) and would be admitted whole -- its whole prompt in one chunk, at any prefix
+  // hit -- beside `decodes` decode tokens, without finishing at its first token.
+  bool AdmitsWholeAfterDecodes(int64_t decodes) const;
+  // Then, after those decodes' blocks are allocated: admits it as Schedule's waiting loop
+  // would. Its chunk (valid until the next call), or nullptr when the pool is short (it
+  // stays waiting, as in Schedule).
+  const ScheduledChunk* AdmitAfterDecodes(int64_t decodes);
+  // Drops from the running list the requests a caller finished and freed in its place
+  // (Instance's decode runs, which settle a step's finishes as Complete would).
+  void DropFinished();
   const std::deque<Request*>& waiting() const { return waiting_; }
   bool idle() const { return running_.empty() && waiting_.empty(); }
 
@@ -107,6 +123,9 @@ class Scheduler {
 
  private:
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
+  // Schedule's admission of the front waiting request under `budget` (taken from it):
+  // false when it is not admitted, which ends admission for the step.
+  bool AdmitFront(int64_t& budget);
   void Preempt(Request* victim);
   // The draft tokens a running request carries into its next step: k once it decodes (the
   // MTP layer drafted them in its last step), else none.
