@@ -258,9 +258,12 @@ void Instance::EndDecodeRun() {
 void Instance::BringTo(std::size_t lane, int64_t step) {
   DecodeLane& l = lanes_[lane];
   Request& r = *l.request;
-  if (l.pending > 0) {
-    kv_.ListAnonymousDecodeBlocks(r, l.pending);
-    l.pending = 0;
+  if (l.anonymous > 0 && step > l.next_work) {
+    // The boundaries before `step` were taken as counts: list them.
+    const int64_t block_size = kv_.layout().block_size;
+    const int64_t boundaries = (step - 1 - l.next_work) / block_size + 1;
+    kv_.ListAnonymousDecodeBlocks(r, boundaries);
+    l.next_work += boundaries * block_size;
   }
   const int64_t steps = step - l.synced;
   if (steps == 0) return;
@@ -294,6 +297,38 @@ void Instance::SumUpLanes() {
   }
 }
 
+int64_t Instance::NextAnonymousWork(int64_t from) const {
+  if (anonymous_lanes_ == 0) return INT64_MAX;
+  const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
+  for (int64_t step = from;; ++step) {
+    if (anonymous_by_phase_[static_cast<std::size_t>(step % phases)] > 0) return step;
+  }
+}
+
+bool Instance::AnonymousDue(const DecodeLane& lane, int64_t step) const {
+  const int64_t block_size = kv_.layout().block_size;
+  return step >= lane.next_work && (step - lane.next_work) % block_size == 0;
+}
+
+void Instance::AddLaneWork(const DecodeLane& lane) {
+  if (lane.anonymous > 0) {
+    const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
+    anonymous_by_phase_[static_cast<std::size_t>(lane.next_work % phases)] += lane.anonymous;
+    ++anonymous_lanes_;
+  } else {
+    named_next_work_ = std::min(named_next_work_, lane.next_work);
+  }
+}
+
+void Instance::SumUpLaneWork(int64_t from) {
+  anonymous_by_phase_.assign(static_cast<std::size_t>(kv_.layout().block_size), 0);
+  anonymous_lanes_ = 0;
+  named_next_work_ = INT64_MAX;
+  for (const DecodeLane& lane : lanes_)
+    AddLaneWork(lane);
+  decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(from));
+}
+
 bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
   const auto n = static_cast<int64_t>(running.size());
@@ -305,13 +340,12 @@ bool Instance::StartDecodeRun() {
     if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
   }
   lanes_.resize(static_cast<std::size_t>(n));
-  decode_next_work_ = INT64_MAX;
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     Request& r = *running[i];
-    lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r), 0};
-    decode_next_work_ = std::min(decode_next_work_, lanes_[i].next_work);
+    lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r)};
   }
   SumUpLanes();
+  SumUpLaneWork(0);
   if (decode_run_end_ < 0) return false;  // a request past its end is not decoding
   decode_run_ = true;
   decode_run_steps_ = 0;
@@ -352,13 +386,14 @@ void Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start,
   // Counted as if it had been in the run from its first step: its context then, and its
   // counts, stand `step + 1` behind.
   const DecodeLane lane{&r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
-                        kv_.AnonymousDecodeBlocks(r), 0};
+                        kv_.AnonymousDecodeBlocks(r)};
   lanes_.push_back(lane);
   const int64_t c = r.num_computed - lane.synced;
   decode_context_sum_ += c;
   decode_context_min_ = std::min(decode_context_min_, c);
   decode_context_max_ = std::max(decode_context_max_, c);
   decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
+  AddLaneWork(lane);
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
   decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
   decode_usage_ = kv_.Usage();
@@ -396,36 +431,46 @@ bool Instance::FastDecode(SimTime until) {
       ordinary_next = true;
       break;
     }
-    if (step == decode_next_work_) {
+    const bool pool_work = step == decode_next_work_;
+    const bool named_work = step == named_next_work_;
+    if (pool_work) {
       // As the scheduler's step would, in running order -- unless the pool might run
       // short, which needs the ordinary step (it preempts).
       // A lane whose boundaries take only anonymous blocks takes them as a count (its
-      // request is listed them when the run ends); the others allocate for real.
+      // request is listed them later, BringTo), and such lanes are summed by their phase
+      // at a boundary: a step where only they have work looks at no lane. Lanes that
+      // allocate for real go in running order among the others.
       int64_t needed = 0;
-      for (std::size_t i = 0; i < lanes_.size(); ++i) {
-        DecodeLane& lane = lanes_[i];
-        if (lane.next_work != step) continue;
-        if (lane.anonymous > 0) {
-          needed += lane.anonymous;
-          continue;
+      if (!named_work) {
+        needed = anonymous_by_phase_[static_cast<std::size_t>(step % block_size)];
+      } else {
+        for (std::size_t i = 0; i < lanes_.size(); ++i) {
+          DecodeLane& lane = lanes_[i];
+          if (lane.anonymous > 0) {
+            if (AnonymousDue(lane, step)) needed += lane.anonymous;
+          } else if (lane.next_work == step) {
+            BringTo(i, step);
+            needed += kv_.DecodeBlocksNeeded(*lane.request);
+          }
         }
-        BringTo(i, step);
-        needed += kv_.DecodeBlocksNeeded(*lane.request);
       }
       if (needed > kv_.num_free_blocks()) {
         ordinary_next = true;
         break;
       }
-      for (DecodeLane& lane : lanes_) {
-        if (lane.next_work != step) continue;
-        bool allocated = true;
-        if (lane.anonymous > 0) {
-          allocated = kv_.TakeAnonymousDecodeBlocks(lane.anonymous);
-          ++lane.pending;
-        } else {
-          allocated = kv_.Allocate(*lane.request, 1, no_hit, false);
+      if (!named_work) {
+        FLEETSIM_CHECK(kv_.TakeAnonymousDecodeBlocks(needed),
+                       "a decode step's blocks were counted free");
+      } else {
+        for (DecodeLane& lane : lanes_) {
+          bool allocated = true;
+          if (lane.anonymous > 0) {
+            if (AnonymousDue(lane, step)) allocated = kv_.TakeAnonymousDecodeBlocks(lane.anonymous);
+          } else if (lane.next_work == step) {
+            allocated = kv_.Allocate(*lane.request, 1, no_hit, false);
+          }
+          FLEETSIM_CHECK(allocated, "a decode step's blocks were counted free");
         }
-        FLEETSIM_CHECK(allocated, "a decode step's blocks were counted free");
       }
       decode_usage_ = kv_.Usage();
       ++fast_decode_pool_steps_;
@@ -448,26 +493,22 @@ bool Instance::FastDecode(SimTime until) {
     const SimTime start = t;
     last_active_ = t;
     t += duration;
-    if (step == decode_next_work_ || finishing) {
-      // The step's commits and finishes, in running order (Scheduler::Complete's), and
-      // each remaining request's next step with work.
-      decode_next_work_ = INT64_MAX;
+    if (named_work || finishing) {
+      // The step's commits (only lanes that allocate for real have any) and finishes, in
+      // running order (Scheduler::Complete's), and each of those lanes' next step with work.
+      named_next_work_ = INT64_MAX;
       for (std::size_t i = 0; i < lanes_.size(); ++i) {
         DecodeLane& lane = lanes_[i];
-        if (lane.next_work == step) {
-          if (lane.anonymous > 0) {
-            lane.next_work += block_size;  // the next boundary; nothing to commit
-          } else {
-            BringTo(i, step + 1);
-            kv_.CommitStep(*lane.request);
-            lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
-          }
+        if (lane.anonymous == 0 && lane.next_work == step) {
+          BringTo(i, step + 1);
+          kv_.CommitStep(*lane.request);
+          lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
         }
         if (finishing && LaneEnd(lane) == step) {
           FinishLane(i, step, t);
           continue;
         }
-        decode_next_work_ = std::min(decode_next_work_, lane.next_work);
+        if (lane.anonymous == 0) named_next_work_ = std::min(named_next_work_, lane.next_work);
       }
       if (finishing) {
         std::erase_if(lanes_, [](const DecodeLane& lane) { return lane.request == nullptr; });
@@ -476,10 +517,13 @@ bool Instance::FastDecode(SimTime until) {
           return r == nullptr || r->state == RequestState::kFinished;
         });
         SumUpLanes();
+        SumUpLaneWork(step + 1);
         if (!lanes_.empty()) decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
         decode_usage_ = kv_.Usage();
       }
     }
+    if (pool_work && !finishing)
+      decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
     // The admitted request is last in running order: it completes after the decodes.
     if (admitted != nullptr) JoinRun(*admitted, step, start, t);
     if (on_step_) {
@@ -605,10 +649,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // A field added to RequestRecord or Instance must be saved below: these sizes change with
 // it (the round-trip test in tests/engine/checkpoint_test.cc catches what padding hides).
 // (2,624: the cache layout's MTP attention-layer fields, configuration rebuilt from the
-// cluster config on restart, not state; 2,656: the decode-cost cache's use stamps, a cache.)
+// cluster config on restart, not state; 2,656: the decode-cost cache's use stamps, a cache;
+// 2,696: a decode run's work by boundary phase, a sum over its lanes rebuilt in Load;
+// 2,792: the decode-cost cache's entries keep the longest context's table position.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2656,
+static_assert(sizeof(Instance) == 2792,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -654,7 +700,6 @@ void Instance::Save(CheckpointWriter& w) const {
     w.I64(lane.next_work);
     w.I64(lane.synced);
     w.I64(lane.anonymous);
-    w.I64(lane.pending);
   }
   w.I64(decode_run_steps_);
   w.I64(decode_run_end_);
@@ -711,7 +756,7 @@ void Instance::Load(CheckpointReader& r) {
   fast_decode_steps_ = r.I64();
   fast_decode_pool_steps_ = r.I64();
   decode_run_ = r.Bool();
-  lanes_.resize(r.Count(40));
+  lanes_.resize(r.Count(32));
   for (DecodeLane& lane : lanes_) {
     const int64_t at = r.I64();
     if (decode_run_) {
@@ -723,7 +768,6 @@ void Instance::Load(CheckpointReader& r) {
     lane.next_work = r.I64();
     lane.synced = r.I64();
     lane.anonymous = r.I64();
-    lane.pending = r.I64();
   }
   decode_run_steps_ = r.I64();
   decode_run_end_ = r.I64();
@@ -732,6 +776,12 @@ void Instance::Load(CheckpointReader& r) {
   decode_context_min_ = r.I64();
   decode_context_max_ = r.I64();
   decode_usage_ = r.F64();
+  // The lanes' work by phase is a sum over the lanes (not saved).
+  if (decode_run_) {
+    const int64_t next_work = decode_next_work_;
+    SumUpLaneWork(decode_run_steps_);
+    r.Require(decode_next_work_ == next_work, "a decode run's next step with pool work");
+  }
   // The step costs of a run's batch size are a cache, a function of the cost model alone.
   decode_cost_ = decode_run_ ? &DecodeCosts(static_cast<int64_t>(lanes_.size())) : nullptr;
 }

@@ -202,16 +202,25 @@ class Instance {
   // order, with steps counted from the run's first.
   struct DecodeLane {
     Request* request = nullptr;
-    int64_t next_work = 0;  // the next step with pool work
+    // The next step with pool work; for a lane with anonymous blocks, its first boundary
+    // not yet listed in the request (the later ones come every block).
+    int64_t next_work = 0;
     int64_t synced = 0;     // the step the request's counts stand at
     int64_t anonymous = 0;  // blocks per boundary when they are only counted, else 0
-    int64_t pending = 0;    // boundaries counted and not yet listed in the request
   };
   std::vector<DecodeLane> lanes_;
   // The run step that makes the lane's request's last token.
   int64_t LaneEnd(const DecodeLane& lane) const;
   // The run's end and its contexts at its first step, from the lanes.
   void SumUpLanes();
+  // The first step from `from` where lanes with anonymous blocks reach a boundary.
+  int64_t NextAnonymousWork(int64_t from) const;
+  // Whether the lane (with anonymous blocks) reaches a boundary at `step`.
+  bool AnonymousDue(const DecodeLane& lane, int64_t step) const;
+  // Counts the lane's work: its anonymous blocks by phase, or its next step with work.
+  void AddLaneWork(const DecodeLane& lane);
+  // Sums up every lane's work, and the run's next step with work from `from` on.
+  void SumUpLaneWork(int64_t from);
   // Whether a request that the run's `step` finishes hands its KV off.
   bool FinishingLanesHandOff(int64_t step) const;
   // Settles the lane's request, whose last token the run's `step` (ending at `end`) made,
@@ -228,6 +237,12 @@ class Instance {
   int64_t decode_context_min_ = 0;  // the shortest and longest context, at the run's first step
   int64_t decode_context_max_ = 0;
   double decode_usage_ = 0;  // the pool's usage after the last step
+  // Lanes with anonymous blocks: the blocks they take at a step, by the step's phase
+  // (modulo the block size), and how many such lanes there are; the other lanes' first
+  // step with work.
+  std::vector<int64_t> anonymous_by_phase_;
+  int64_t anonymous_lanes_ = 0;
+  int64_t named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun* decode_cost_ = nullptr;
   std::array<std::optional<StepCostModel::DecodeRun>, 4> decode_costs_;
   std::array<uint64_t, 4> decode_cost_used_{};  // when each was last asked for

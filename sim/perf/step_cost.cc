@@ -193,19 +193,25 @@ double StepCostModel::AttentionUs(const BatchShape& batch) const {
   return SkewedAttentionUs(batch, AttentionAt(batch, batch.mean_decode_context()));
 }
 
-double StepCostModel::SkewedAttentionUs(const BatchShape& batch, double t_mean) const {
-  if (!tables_.skew || batch.num_decodes() <= 1) return t_mean;
+double StepCostModel::SkewAlpha(const BatchShape& batch) const {
+  if (!tables_.skew || batch.num_decodes() <= 1) return 0;
   const auto lo = static_cast<double>(batch.min_decode_context());
   const auto hi = static_cast<double>(batch.max_decode_context());
   const double floored_mean = std::floor(batch.mean_decode_context());
-  if (hi == floored_mean || hi <= lo) return t_mean;
-  const double alpha =
-      tables_.skew->Alpha(batch.prefill_tokens(), batch.num_decodes(),
-                          (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
-  if (alpha == 0) return t_mean;
-  const double t_max = AttentionAt(batch, hi);
+  if (hi == floored_mean || hi <= lo) return 0;
+  return tables_.skew->Alpha(batch.prefill_tokens(), batch.num_decodes(),
+                             (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
+}
+
+double StepCostModel::Skewed(double t_mean, double alpha, double t_max) {
   if (t_max <= t_mean) return t_mean;
   return t_mean + alpha * (t_max - t_mean);
+}
+
+double StepCostModel::SkewedAttentionUs(const BatchShape& batch, double t_mean) const {
+  const double alpha = SkewAlpha(batch);
+  if (alpha == 0) return t_mean;
+  return Skewed(t_mean, alpha, AttentionAt(batch, static_cast<double>(batch.max_decode_context())));
 }
 
 double StepCostModel::GdnRegimeUs(const BatchShape& batch) const {
@@ -450,8 +456,15 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     context_at_ = attention.LocateOn(
         1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
     const GridTable::Position at[] = {decodes_at_, context_at_};
-    // Mixed contexts add the skew correction, which reads the table at the longest too.
-    double layer = model_.SkewedAttentionUs(batch, attention.LookupAt(at));
+    // Mixed contexts add the skew correction, which reads the table at the longest too
+    // (SkewedAttentionUs, with the longest context's position kept from step to step).
+    double layer = attention.LookupAt(at);
+    const double alpha = model_.SkewAlpha(batch);
+    if (alpha != 0) {
+      longest_at_ = attention.LocateOn(1, static_cast<double>(context_max), longest_at_);
+      const GridTable::Position at_longest[] = {decodes_at_, longest_at_};
+      layer = Skewed(layer, alpha, attention.LookupAt(at_longest));
+    }
     for (const double kernel_us : full_kernels_us_)
       layer += kernel_us;
     us += model_.full_layers_ * layer;

@@ -121,6 +121,7 @@ class StepCostModel {
     std::vector<const GridTable*> outside_;  // one entry per reused read outside its grid
     GridTable::Position decodes_at_;         // on the decode attention table's first axis
     GridTable::Position context_at_;         // on its second, the last one found
+    GridTable::Position longest_at_;         // there, the longest context's
   };
 
  private:
@@ -129,6 +130,10 @@ class StepCostModel {
   // The correction alone: `t_mean`, the time at the mean context, moved toward the time at
   // the longest (what DecodeRun adds to its own read at the mean).
   double SkewedAttentionUs(const BatchShape& batch, double t_mean) const;
+  // Its parts: the bucket's alpha (0: no correction for this batch), and `t_mean` moved
+  // toward `t_max`, the time at the longest context.
+  double SkewAlpha(const BatchShape& batch) const;
+  static double Skewed(double t_mean, double alpha, double t_max);
   double AttentionAt(const BatchShape& batch, double kv) const;
   // The prefill's key on the attention table's axis (legacy tables: kv_prefill).
   double PrefillKeyCoordinate(const BatchShape& batch) const;
