@@ -288,7 +288,9 @@ void Instance::SumUpLanes() {
   // negative.
   decode_context_min_ = INT64_MAX;
   decode_context_max_ = INT64_MIN;
+  decode_run_hand_offs_ = 0;
   for (const DecodeLane& lane : lanes_) {
+    decode_run_hand_offs_ += lane.request->remote_decode ? 1 : 0;
     const int64_t c = lane.request->num_computed - lane.synced;
     decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
     decode_context_sum_ += c;
@@ -427,7 +429,7 @@ bool Instance::FastDecode(SimTime until) {
     // A step that ends a request ends it here, unless its KV is handed off (the ordinary
     // step does that).
     const bool finishing = step == decode_run_end_;
-    if (finishing && FinishingLanesHandOff(step)) {
+    if (finishing && decode_run_hand_offs_ > 0 && FinishingLanesHandOff(step)) {
       ordinary_next = true;
       break;
     }
@@ -649,12 +651,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // A field added to RequestRecord or Instance must be saved below: these sizes change with
 // it (the round-trip test in tests/engine/checkpoint_test.cc catches what padding hides).
 // (2,624: the cache layout's MTP attention-layer fields, configuration rebuilt from the
-// cluster config on restart, not state; 2,656: the decode-cost cache's use stamps, a cache;
-// 2,696: a decode run's work by boundary phase, a sum over its lanes rebuilt in Load;
-// 2,792: the decode-cost cache's entries keep the longest context's table position.)
+// cluster config on restart, not state; 2,864: caches and sums a decode run rebuilds from
+// its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
+// bucket, the lanes' work by boundary phase, the count of lanes that hand off.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2792,
+static_assert(sizeof(Instance) == 2864,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -778,6 +780,9 @@ void Instance::Load(CheckpointReader& r) {
   decode_usage_ = r.F64();
   // The lanes' work by phase is a sum over the lanes (not saved).
   if (decode_run_) {
+    decode_run_hand_offs_ = 0;
+    for (const DecodeLane& lane : lanes_)
+      decode_run_hand_offs_ += lane.request->remote_decode ? 1 : 0;
     const int64_t next_work = decode_next_work_;
     SumUpLaneWork(decode_run_steps_);
     r.Require(decode_next_work_ == next_work, "a decode run's next step with pool work");

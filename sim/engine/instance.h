@@ -230,11 +230,12 @@ class Instance {
   // `end`) and adds its lane: it decodes from the next step on.
   void JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end);
   bool decode_run_ = false;
-  int64_t decode_run_steps_ = 0;    // steps taken
-  int64_t decode_run_end_ = 0;      // the first step that would finish a request
-  int64_t decode_next_work_ = 0;    // the first step with pool work
-  int64_t decode_context_sum_ = 0;  // at the run's first step
-  int64_t decode_context_min_ = 0;  // the shortest and longest context, at the run's first step
+  int64_t decode_run_steps_ = 0;      // steps taken
+  int64_t decode_run_end_ = 0;        // the first step that would finish a request
+  int64_t decode_run_hand_offs_ = 0;  // lanes whose request hands its KV off when it ends
+  int64_t decode_next_work_ = 0;      // the first step with pool work
+  int64_t decode_context_sum_ = 0;    // at the run's first step
+  int64_t decode_context_min_ = 0;    // the shortest and longest context, at the run's first step
   int64_t decode_context_max_ = 0;
   double decode_usage_ = 0;  // the pool's usage after the last step
   // Lanes with anonymous blocks: the blocks they take at a step, by the step's phase

@@ -75,11 +75,19 @@ std::string SkewFit::Key(int64_t prefill_chunk, const std::string& n, const std:
 
 double SkewFit::Alpha(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
                       double prefill_history) const {
+  return AlphaIn(BucketFor(prefill_chunk, n_decode, rate, longest, prefill_history));
+}
+
+uint64_t SkewFit::BucketFor(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
+                            double prefill_history) const {
   const double sr = std::clamp(rate, 0.0, 1.0);
   // LLMServingSim labels int(n), int(kv_big) and int(kp).
-  const auto found = alpha_by_bucket.find(
-      BucketOf(prefill_chunk, n.IndexOf(static_cast<double>(n_decode)), skew_rate.IndexOf(sr),
-               kv_big.IndexOf(std::trunc(longest)), kp.IndexOf(std::trunc(prefill_history))));
+  return BucketOf(prefill_chunk, n.IndexOf(static_cast<double>(n_decode)), skew_rate.IndexOf(sr),
+                  kv_big.IndexOf(std::trunc(longest)), kp.IndexOf(std::trunc(prefill_history)));
+}
+
+double SkewFit::AlphaIn(uint64_t bucket) const {
+  const auto found = alpha_by_bucket.find(bucket);
   return found == alpha_by_bucket.end() ? alpha_default : found->second;
 }
 

@@ -50,6 +50,11 @@ struct SkewFit {
 
   double Alpha(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
                double prefill_history) const;
+  // Alpha in two parts, for a caller that keeps the last bucket's alpha: the bucket a
+  // batch falls in, and the alpha of a bucket.
+  uint64_t BucketFor(int64_t prefill_chunk, int64_t n_decode, double rate, double longest,
+                     double prefill_history) const;
+  double AlphaIn(uint64_t bucket) const;
   // Sets a bucket's alpha from its labels; false (nothing set) when a label is on no axis:
   // a row no batch can reach, as in LLMServingSim, whose lookup is by the label text.
   bool SetAlpha(int64_t prefill_chunk, const std::string& n, const std::string& sr,

@@ -193,14 +193,19 @@ double StepCostModel::AttentionUs(const BatchShape& batch) const {
   return SkewedAttentionUs(batch, AttentionAt(batch, batch.mean_decode_context()));
 }
 
-double StepCostModel::SkewAlpha(const BatchShape& batch) const {
-  if (!tables_.skew || batch.num_decodes() <= 1) return 0;
+std::optional<uint64_t> StepCostModel::SkewBucket(const BatchShape& batch) const {
+  if (!tables_.skew || batch.num_decodes() <= 1) return std::nullopt;
   const auto lo = static_cast<double>(batch.min_decode_context());
   const auto hi = static_cast<double>(batch.max_decode_context());
   const double floored_mean = std::floor(batch.mean_decode_context());
-  if (hi == floored_mean || hi <= lo) return 0;
-  return tables_.skew->Alpha(batch.prefill_tokens(), batch.num_decodes(),
-                             (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
+  if (hi == floored_mean || hi <= lo) return std::nullopt;
+  return tables_.skew->BucketFor(batch.prefill_tokens(), batch.num_decodes(),
+                                 (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
+}
+
+double StepCostModel::SkewAlpha(const BatchShape& batch) const {
+  const std::optional<uint64_t> bucket = SkewBucket(batch);
+  return bucket ? tables_.skew->AlphaIn(*bucket) : 0;
 }
 
 double StepCostModel::Skewed(double t_mean, double alpha, double t_max) {
@@ -459,7 +464,15 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     // Mixed contexts add the skew correction, which reads the table at the longest too
     // (SkewedAttentionUs, with the longest context's position kept from step to step).
     double layer = attention.LookupAt(at);
-    const double alpha = model_.SkewAlpha(batch);
+    // The bucket changes rarely from step to step: its alpha is kept.
+    double alpha = 0;
+    if (const std::optional<uint64_t> bucket = model_.SkewBucket(batch)) {
+      if (*bucket != skew_bucket_) {
+        skew_bucket_ = *bucket;
+        skew_alpha_ = model_.tables_.skew->AlphaIn(*bucket);
+      }
+      alpha = skew_alpha_;
+    }
     if (alpha != 0) {
       longest_at_ = attention.LocateOn(1, static_cast<double>(context_max), longest_at_);
       const GridTable::Position at_longest[] = {decodes_at_, longest_at_};

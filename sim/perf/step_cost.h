@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,8 @@ class StepCostModel {
     GridTable::Position decodes_at_;         // on the decode attention table's first axis
     GridTable::Position context_at_;         // on its second, the last one found
     GridTable::Position longest_at_;         // there, the longest context's
+    uint64_t skew_bucket_ = UINT64_MAX;      // the last skew bucket read, and its alpha
+    double skew_alpha_ = 0;
   };
 
  private:
@@ -133,6 +136,8 @@ class StepCostModel {
   // Its parts: the bucket's alpha (0: no correction for this batch), and `t_mean` moved
   // toward `t_max`, the time at the longest context.
   double SkewAlpha(const BatchShape& batch) const;
+  // The batch's skew bucket; nullopt when it gets no correction.
+  std::optional<uint64_t> SkewBucket(const BatchShape& batch) const;
   static double Skewed(double t_mean, double alpha, double t_max);
   double AttentionAt(const BatchShape& batch, double kv) const;
   // The prefill's key on the attention table's axis (legacy tables: kv_prefill).
