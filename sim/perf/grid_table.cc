@@ -249,6 +249,16 @@ double GridTable::LookupAt(std::span<const Position> positions) const {
   return value;
 }
 
+double GridTable::LookupAt(const Position& first, const Position& second) const {
+  FLEETSIM_CHECK(axes_.size() == 2, "two positions read a two-axis table");
+  const std::size_t lower[] = {first.lower, second.lower};
+  const double weight[] = {first.weight, second.weight};
+  Reading reading;
+  SumCorners<false>(lower, weight, reading);
+  if (first.outside || second.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
+  return reading.value;
+}
+
 double GridTable::Lookup(std::span<const double> point) const {
   const Reading reading = Read<false>(point);
   if (reading.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);

@@ -79,6 +79,8 @@ class GridTable {
   // Lookup at positions found on every axis (one per axis): the same value, bit for bit,
   // and the same count of lookups outside the grid.
   double LookupAt(std::span<const Position> positions) const;
+  // The same on a two-axis table, without the span.
+  double LookupAt(const Position& first, const Position& second) const;
   // The same value as LookupAt, without counting a lookup (for a caller that reads a value
   // once and counts each reuse).
   double ReadAt(std::span<const Position> positions) const;

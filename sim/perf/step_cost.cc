@@ -445,11 +445,14 @@ StepCostModel::DecodeRun::DecodeRun(const StepCostModel& model, int64_t decodes)
 
 int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_min,
                                           int64_t context_max) {
-  BatchShape batch;
-  batch.AddDecodes(decodes_, context_sum, context_min, context_max);
+  const auto batch = [&] {
+    BatchShape shape;
+    shape.AddDecodes(decodes_, context_sum, context_min, context_max);
+    return shape;
+  };
   if (first_) {  // Cost itself, which also gives the part after the compute time
     first_ = false;
-    const StepCost cost = model_.Cost(batch);
+    const StepCost cost = model_.Cost(batch());
     after_compute_ns_ = cost.total_ns - cost.compute_ns;
     return cost.total_ns;
   }
@@ -460,13 +463,15 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     const GridTable& attention = model_.tables_.attention.decode;
     context_at_ = attention.LocateOn(
         1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
-    const GridTable::Position at[] = {decodes_at_, context_at_};
     // Mixed contexts add the skew correction, which reads the table at the longest too
-    // (SkewedAttentionUs, with the longest context's position kept from step to step).
-    double layer = attention.LookupAt(at);
+    // (SkewedAttentionUs, with the longest context's position kept from step to step); a
+    // lone decode has none.
+    double layer = attention.LookupAt(decodes_at_, context_at_);
     // The bucket changes rarely from step to step: its alpha is kept.
     double alpha = 0;
-    if (const std::optional<uint64_t> bucket = model_.SkewBucket(batch)) {
+    const std::optional<uint64_t> bucket =
+        decodes_ > 1 && model_.tables_.skew ? model_.SkewBucket(batch()) : std::nullopt;
+    if (bucket) {
       if (*bucket != skew_bucket_) {
         skew_bucket_ = *bucket;
         skew_alpha_ = model_.tables_.skew->AlphaIn(*bucket);
@@ -475,8 +480,7 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     }
     if (alpha != 0) {
       longest_at_ = attention.LocateOn(1, static_cast<double>(context_max), longest_at_);
-      const GridTable::Position at_longest[] = {decodes_at_, longest_at_};
-      layer = Skewed(layer, alpha, attention.LookupAt(at_longest));
+      layer = Skewed(layer, alpha, attention.LookupAt(decodes_at_, longest_at_));
     }
     for (const double kernel_us : full_kernels_us_)
       layer += kernel_us;
