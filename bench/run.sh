@@ -10,6 +10,7 @@
 #   bench/run.sh trace      # a 1M- and a 4M-line JSON-lines trace read on the default fleet
 #   bench/run.sh vidur      # the Vidur-like case: 4 A100 replicas of Llama-3.1-8B, 1M requests
 #   bench/run.sh hybrid     # the 27B hybrid on 64 H200s, 200,000 session requests
+#   bench/run.sh threads    # the 1M-request case in one process at --threads 1 and 2
 #   bench/run.sh day        # a day of 10,000 instances, 50M requests, at 2 ranks (an hour or more)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,12 +22,12 @@ if [[ $(id -u) == 0 ]]; then  # Open MPI refuses root unless told
 fi
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-# case name, launcher ("single" or a rank count), cluster, workload
+# case name, launcher ("single" or a rank count), cluster, workload[, threads (default 1)]
 measure() {
-  local name=$1 launch=$2 cluster=$3 workload=$4
+  local name=$1 launch=$2 cluster=$3 workload=$4 threads=${5:-1}
   [[ $workload == /* ]] || workload=$root/$workload
   local cmd=("$fleetsim" run --cluster "$root/$cluster" --workload "$workload"
-             --no-request-rows --threads 1 --output "$out/$name.h5")
+             --no-request-rows --threads "$threads" --output "$out/$name.h5")
   [[ $launch == single ]] || cmd=(mpirun -np "$launch" "${cmd[@]}")
   /usr/bin/time -f "%e %M" -o "$out/$name.time" "${cmd[@]}" > "$out/$name.log"
   read -r wall rss_kb < "$out/$name.time"
@@ -93,6 +94,10 @@ case ${1:-fleet} in
       measure "trace-$((n / 1000000))m" single cluster_configs/default_fleet.yaml "$file"
     done
     ;;
+  threads)
+    measure 1m-threads1 single bench/fleet_1024.yaml bench/traffic_1m.yaml 1
+    measure 1m-threads2 single bench/fleet_1024.yaml bench/traffic_1m.yaml 2
+    ;;
   vidur)
     measure vidur-like single bench/fleet_vidur_like.yaml bench/traffic_vidur_like.yaml
     ;;
@@ -103,7 +108,7 @@ case ${1:-fleet} in
     measure day-10k-np2 2 bench/fleet_10k.yaml bench/traffic_day.yaml
     ;;
   *)
-    echo "usage: bench/run.sh fleet|1m|np2|instances|memory|trace|vidur|hybrid|day" >&2
+    echo "usage: bench/run.sh fleet|1m|np2|scaling|instances|memory|trace|threads|vidur|hybrid|day" >&2
     exit 2
     ;;
 esac
