@@ -10,6 +10,19 @@
 
 namespace fleetsim {
 
+namespace {
+
+// A step record's batch fields, as the step's shape gives them.
+void DescribeBatch(const BatchShape& shape, StepRecord& step) {
+  step.prefill_tokens = shape.prefill_tokens() - shape.spec_tokens();
+  step.prefill_chunks = shape.gdn_prefills();
+  step.decodes = shape.num_decodes() + shape.num_spec_decodes();
+  step.decode_context_mean = shape.mean_decode_context();
+  step.decode_context_max = shape.max_decode_context();
+}
+
+}  // namespace
+
 Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, int64_t num_blocks,
                    bool prefix_caching, const StepCostModel& cost)
     : kv_(layout, num_blocks, prefix_caching),
@@ -214,13 +227,9 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
     StepRecord step;
     step.start = start;
     step.duration = duration;
-    step.prefill_tokens = shape.prefill_tokens() - shape.spec_tokens();
-    step.prefill_chunks = shape.gdn_prefills();
-    step.decodes = shape.num_decodes() + shape.num_spec_decodes();
+    DescribeBatch(shape, step);
     step.draft_tokens = scheduler_.step_drafts();
     step.accepted_tokens = scheduler_.step_accepted();
-    step.decode_context_mean = shape.mean_decode_context();
-    step.decode_context_max = shape.max_decode_context();
     step.generated_tokens = generated;
     step.preemptions = static_cast<int64_t>(plan.preempted.size());
     for (const ScheduledChunk& chunk : plan.chunks)
@@ -537,9 +546,7 @@ bool Instance::FastDecode(SimTime until) {
       record.decode_context_max = context_max;
       record.generated_tokens = n;
       if (admitted != nullptr) {
-        record.prefill_tokens = shape.prefill_tokens();
-        record.prefill_chunks = shape.gdn_prefills();
-        record.decode_context_mean = shape.mean_decode_context();
+        DescribeBatch(shape, record);
         record.generated_tokens = n + 1;
         record.cache_hit_tokens = admitted->cached_tokens;
       }
@@ -778,14 +785,16 @@ void Instance::Load(CheckpointReader& r) {
   decode_context_min_ = r.I64();
   decode_context_max_ = r.I64();
   decode_usage_ = r.F64();
-  // The lanes' work by phase is a sum over the lanes (not saved).
+  // What a run sums over its lanes is summed again (its work by phase is not saved); the
+  // saved sums must agree.
   if (decode_run_) {
-    decode_run_hand_offs_ = 0;
-    for (const DecodeLane& lane : lanes_)
-      decode_run_hand_offs_ += lane.request->remote_decode ? 1 : 0;
-    const int64_t next_work = decode_next_work_;
+    const auto saved = std::tie(decode_run_end_, decode_context_sum_, decode_context_min_,
+                                decode_context_max_, decode_next_work_);
+    const auto as_saved = std::make_tuple(decode_run_end_, decode_context_sum_, decode_context_min_,
+                                          decode_context_max_, decode_next_work_);
+    SumUpLanes();
     SumUpLaneWork(decode_run_steps_);
-    r.Require(decode_next_work_ == next_work, "a decode run's next step with pool work");
+    r.Require(saved == as_saved, "a decode run's sums match its lanes");
   }
   // The step costs of a run's batch size are a cache, a function of the cost model alone.
   decode_cost_ = decode_run_ ? &DecodeCosts(static_cast<int64_t>(lanes_.size())) : nullptr;

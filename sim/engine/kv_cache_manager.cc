@@ -125,6 +125,10 @@ void KvCacheManager::FreeSkippedStates(Request& request) {
 
 bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
                               bool full_sequence_must_fit, int64_t lookahead_tokens) {
+  if (AllocateDecodeWithoutPoolWork(request, num_new_tokens, hit, full_sequence_must_fit,
+                                    lookahead_tokens)) {
+    return true;
+  }
   const std::size_t num_groups = layout_.groups.size();
   if (request.blocks.empty()) {
     request.blocks.resize(num_groups);
@@ -254,8 +258,14 @@ int64_t KvCacheManager::DecodeStepsWithoutPoolWork(const Request& request) const
   return steps;
 }
 
-bool KvCacheManager::AllocateDecodeWithoutPoolWork(Request& request) const {
-  if (request.blocks.empty() || DecodeStepsWithoutPoolWork(request) == 0) return false;
+bool KvCacheManager::AllocateDecodeWithoutPoolWork(Request& request, int64_t num_new_tokens,
+                                                   const PrefixHit& hit,
+                                                   bool full_sequence_must_fit,
+                                                   int64_t lookahead_tokens) const {
+  const bool decode = num_new_tokens == 1 && hit.tokens == 0 && !full_sequence_must_fit &&
+                      lookahead_tokens == 0 && request.num_computed >= request.prompt_tokens &&
+                      request.num_computed == request.num_tokens() - 1;
+  if (!decode || request.blocks.empty() || DecodeStepsWithoutPoolWork(request) == 0) return false;
   if (prefix_caching_) {
     const int64_t full = std::min(request.num_computed + 1, request.num_tokens()) / block_size_;
     request.num_hashed_blocks = std::max(request.num_hashed_blocks, full);

@@ -62,10 +62,6 @@ class KvCacheManager {
   // a GDN state released, a block hashed into the index, a checkpoint cached); 0 when the
   // next one can. Steps in between may skip both calls.
   int64_t DecodeStepsWithoutPoolWork(const Request& request) const;
-  // For the scheduler's decode step of a request (one token, no lookahead): when that
-  // step's Allocate would do no pool work, does what it would still do -- bring the
-  // hashed-block count up -- and returns true, so that the caller skips Allocate.
-  bool AllocateDecodeWithoutPoolWork(Request& request) const;
   // Free blocks the request's next decode step takes (Allocate's own count).
   int64_t DecodeBlocksNeeded(const Request& request) const;
   // When every decode step of the request from here on takes only anonymous blocks at its
@@ -103,6 +99,11 @@ class KvCacheManager {
   void Load(CheckpointReader& r) { pool_.Load(r); }
 
  private:
+  // Allocate's shortcut for a decode step (one token, no hit, no lookahead) that needs no
+  // pool work -- most of them: brings the hashed-block count up, as the full path would,
+  // and returns true; false when the full path must run.
+  bool AllocateDecodeWithoutPoolWork(Request& request, int64_t num_new_tokens, const PrefixHit& hit,
+                                     bool full_sequence_must_fit, int64_t lookahead_tokens) const;
   bool IsAttention(std::size_t group) const;
   int64_t CeilDiv(int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
   // Attention blocks of `request` whose hash can be in the index (see the header); while

@@ -109,11 +109,8 @@ const StepPlan& Scheduler::Schedule() {
       ++i;  // nothing this step (a floored chunk); the others proceed
       continue;
     }
-    // Most decode steps need no new block: their Allocate is skipped (the same outcome).
-    const bool decode = n == 1 && lookahead == 0 && request->num_computed >= request->prompt_tokens;
     bool scheduled = true;
-    while (!(decode && kv_cache_.AllocateDecodeWithoutPoolWork(*request)) &&
-           !kv_cache_.Allocate(*request, n, no_hit, false, lookahead)) {
+    while (!kv_cache_.Allocate(*request, n, no_hit, false, lookahead)) {
       Request* victim = running_.back();
       running_.pop_back();
       Preempt(victim);

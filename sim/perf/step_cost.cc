@@ -203,18 +203,14 @@ std::optional<uint64_t> StepCostModel::SkewBucket(const BatchShape& batch) const
                                  (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
 }
 
-double StepCostModel::SkewAlpha(const BatchShape& batch) const {
-  const std::optional<uint64_t> bucket = SkewBucket(batch);
-  return bucket ? tables_.skew->AlphaIn(*bucket) : 0;
-}
-
 double StepCostModel::Skewed(double t_mean, double alpha, double t_max) {
   if (t_max <= t_mean) return t_mean;
   return t_mean + alpha * (t_max - t_mean);
 }
 
 double StepCostModel::SkewedAttentionUs(const BatchShape& batch, double t_mean) const {
-  const double alpha = SkewAlpha(batch);
+  const std::optional<uint64_t> bucket = SkewBucket(batch);
+  const double alpha = bucket ? tables_.skew->AlphaIn(*bucket) : 0;
   if (alpha == 0) return t_mean;
   return Skewed(t_mean, alpha, AttentionAt(batch, static_cast<double>(batch.max_decode_context())));
 }

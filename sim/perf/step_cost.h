@@ -133,10 +133,8 @@ class StepCostModel {
   // The correction alone: `t_mean`, the time at the mean context, moved toward the time at
   // the longest (what DecodeRun adds to its own read at the mean).
   double SkewedAttentionUs(const BatchShape& batch, double t_mean) const;
-  // Its parts: the bucket's alpha (0: no correction for this batch), and `t_mean` moved
-  // toward `t_max`, the time at the longest context.
-  double SkewAlpha(const BatchShape& batch) const;
-  // The batch's skew bucket; nullopt when it gets no correction.
+  // Its parts: the batch's skew bucket (nullopt: no correction), and `t_mean` moved by the
+  // bucket's alpha toward `t_max`, the time at the longest context.
   std::optional<uint64_t> SkewBucket(const BatchShape& batch) const;
   static double Skewed(double t_mean, double alpha, double t_max);
   double AttentionAt(const BatchShape& batch, double kv) const;
