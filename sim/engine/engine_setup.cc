@@ -118,6 +118,9 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   setup.cost = std::make_unique<StepCostModel>(setup.card, setup.bundle, tp, std::move(collectives),
                                                step_overhead_ns);
   setup.cost->EnableMtpDrafting(setup.engine.speculative.num_tokens);
+  // Decode runs (engine/instance.h) share the prices of each batch size; speculative
+  // engines step one by one.
+  if (!setup.engine.speculative.enabled()) setup.cost->PrepareDecodeRuns(setup.engine.max_num_seqs);
   return setup;
 }
 

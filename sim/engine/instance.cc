@@ -28,7 +28,8 @@ Instance::Instance(const SchedulerConfig& config, const KvCacheLayout& layout, i
     : kv_(layout, num_blocks, prefix_caching),
       scheduler_(config, kv_),
       cost_(cost),
-      config_(config) {}
+      config_(config),
+      decode_cost_(cost) {}
 
 void Instance::Arrive(std::unique_ptr<Request> request, SimTime arrival) {
   // A decode instance's arrivals come from transfers of different lengths: one handed
@@ -241,22 +242,6 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
   }
 }
 
-StepCostModel::DecodeRun& Instance::DecodeCosts(int64_t decodes) {
-  // A run's batch size moves by one at each arrival and finish: the least recently used
-  // size goes.
-  ++decode_cost_clock_;
-  std::size_t oldest = 0;
-  for (std::size_t i = 0; i < decode_costs_.size(); ++i) {
-    if (decode_costs_[i] && decode_costs_[i]->decodes() == decodes) {
-      decode_cost_used_[i] = decode_cost_clock_;
-      return *decode_costs_[i];
-    }
-    if (decode_cost_used_[i] < decode_cost_used_[oldest]) oldest = i;
-  }
-  decode_cost_used_[oldest] = decode_cost_clock_;
-  return decode_costs_[oldest].emplace(cost_, decodes);
-}
-
 void Instance::EndDecodeRun() {
   if (!decode_run_) return;
   for (std::size_t i = 0; i < lanes_.size(); ++i)
@@ -361,7 +346,7 @@ bool Instance::StartDecodeRun() {
   decode_run_ = true;
   decode_run_steps_ = 0;
   decode_usage_ = kv_.Usage();
-  decode_cost_ = &DecodeCosts(n);
+  decode_cost_.SetDecodes(n);
   return true;
 }
 
@@ -406,7 +391,7 @@ void Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start,
   decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
   AddLaneWork(lane);
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
-  decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
+  decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
   decode_usage_ = kv_.Usage();
 }
 
@@ -499,7 +484,7 @@ bool Instance::FastDecode(SimTime until) {
       duration = cost_.Cost(shape).total_ns;
       decode_usage_ = kv_.Usage();
     } else {
-      duration = decode_cost_->TotalNs(context_sum, context_min, context_max);
+      duration = decode_cost_.TotalNs(context_sum, context_min, context_max);
     }
     const SimTime start = t;
     last_active_ = t;
@@ -529,7 +514,7 @@ bool Instance::FastDecode(SimTime until) {
         });
         SumUpLanes();
         SumUpLaneWork(step + 1);
-        if (!lanes_.empty()) decode_cost_ = &DecodeCosts(static_cast<int64_t>(lanes_.size()));
+        if (!lanes_.empty()) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
         decode_usage_ = kv_.Usage();
       }
     }
@@ -660,10 +645,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // (2,624: the cache layout's MTP attention-layer fields, configuration rebuilt from the
 // cluster config on restart, not state; 2,864: caches and sums a decode run rebuilds from
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
-// bucket, the lanes' work by boundary phase, the count of lanes that hand off.)
+// bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
+// decode run's cost cursor instead of four cached batch sizes, the prices being the cost
+// model's.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2864,
+static_assert(sizeof(Instance) == 2096,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -797,7 +784,7 @@ void Instance::Load(CheckpointReader& r) {
     r.Require(saved == as_saved, "a decode run's sums match its lanes");
   }
   // The step costs of a run's batch size are a cache, a function of the cost model alone.
-  decode_cost_ = decode_run_ ? &DecodeCosts(static_cast<int64_t>(lanes_.size())) : nullptr;
+  if (decode_run_) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
 }
 
 }  // namespace fleetsim

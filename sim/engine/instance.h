@@ -169,8 +169,6 @@ class Instance {
   void EndDecodeRun();
   // Brings the lane's request to `step` steps of the run.
   void BringTo(std::size_t lane, int64_t step);
-  // The step costs of `decodes` decodes, kept for the few batch sizes seen last.
-  StepCostModel::DecodeRun& DecodeCosts(int64_t decodes);
   BatchShape ShapeOf(const StepPlan& plan) const;
 
   KvCacheManager kv_;
@@ -244,10 +242,7 @@ class Instance {
   std::vector<int64_t> anonymous_by_phase_;
   int64_t anonymous_lanes_ = 0;
   int64_t named_next_work_ = INT64_MAX;
-  StepCostModel::DecodeRun* decode_cost_ = nullptr;
-  std::array<std::optional<StepCostModel::DecodeRun>, 4> decode_costs_;
-  std::array<uint64_t, 4> decode_cost_used_{};  // when each was last asked for
-  uint64_t decode_cost_clock_ = 0;
+  StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };
 
 }  // namespace fleetsim

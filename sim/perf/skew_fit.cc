@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 
 #include "core/csv_reader.h"
 #include "perf/bundle_format.h"
@@ -45,6 +46,12 @@ std::size_t SkewAxis::IndexOf(double value) const {
     if (value <= bins[i + 1]) return i;
   }
   return labels.size() - 1;
+}
+
+SkewAxis::Span SkewAxis::SpanOf(double value) const {
+  const std::size_t i = IndexOf(value);
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  return {i == 0 ? -kInfinity : bins[i], i + 1 == labels.size() ? kInfinity : bins[i + 1]};
 }
 
 std::optional<std::size_t> SkewAxis::IndexOfLabel(const std::string& label) const {

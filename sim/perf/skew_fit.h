@@ -35,6 +35,15 @@ struct SkewAxis {
   std::size_t IndexOf(double value) const;
   // The bin a label names; nullopt for a label not on this axis.
   std::optional<std::size_t> IndexOfLabel(const std::string& label) const;
+  // The values in one bin: (lower, upper]. The default span holds none.
+  struct Span {
+    double lower = 0;
+    double upper = -1;
+    bool Holds(double value) const { return lower < value && value <= upper; }
+  };
+  // The bin `value` falls in, as IndexOf finds it (the first and last bins reach past the
+  // axis' ends).
+  Span SpanOf(double value) const;
 };
 
 struct SkewFit {

@@ -271,6 +271,26 @@ double StepCostModel::ExpertShardMoeUs(double gathered_tokens, int dp) const {
   return moe_layers_ * tables_.moe->Lookup({gathered_tokens / dp, activated});
 }
 
+template <typename ReadAllreduce>
+void StepCostModel::AddCollectives(int64_t tokens, int64_t logits_rows,
+                                   ReadAllreduce&& read_allreduce, StepCost& cost) const {
+  if (tp_ <= 1) return;
+  cost.allreduces = 2 * num_layers_ + 1;
+  cost.allreduce_bytes = tokens * hidden_bytes_per_token_;
+  const double each_us =
+      tables_.allreduce
+          ? read_allreduce(*tables_.allreduce, static_cast<double>(cost.allreduce_bytes))
+          : collectives_.AllReduceUs(cost.allreduce_bytes);
+  cost.allreduce_ns = std::llround(cost.allreduces * each_us * 1000.0);
+  if (logits_rows > 0) {
+    cost.logits_gather_bytes = logits_rows * logits_bytes_per_sequence_;
+    cost.logits_gather_ns =
+        std::llround(collectives_.NcclUs(NcclCollective::kAllGather,
+                                         static_cast<double>(cost.logits_gather_bytes)) *
+                     1000.0);
+  }
+}
+
 StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
   const auto tokens = static_cast<double>(batch.total_tokens());
   const GridTable::Position at = embedding_->Locate(tokens);
@@ -289,21 +309,9 @@ StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
 
   StepCost cost;
   cost.compute_ns = std::llround(us * 1000.0);
-  if (tp_ > 1) {
-    cost.allreduces = 2 * num_layers_ + 1;
-    cost.allreduce_bytes = batch.total_tokens() * hidden_bytes_per_token_;
-    const double each_us =
-        tables_.allreduce ? tables_.allreduce->Lookup({static_cast<double>(cost.allreduce_bytes)})
-                          : collectives_.AllReduceUs(cost.allreduce_bytes);
-    cost.allreduce_ns = std::llround(cost.allreduces * each_us * 1000.0);
-    if (batch.logits_rows() > 0) {
-      cost.logits_gather_bytes = batch.logits_rows() * logits_bytes_per_sequence_;
-      cost.logits_gather_ns =
-          std::llround(collectives_.NcclUs(NcclCollective::kAllGather,
-                                           static_cast<double>(cost.logits_gather_bytes)) *
-                       1000.0);
-    }
-  }
+  AddCollectives(
+      batch.total_tokens(), batch.logits_rows(),
+      [](const GridTable& table, double bytes) { return table.Lookup({bytes}); }, cost);
   if (draft_passes_ > 0 && batch.num_sequences() > 0) cost.draft_ns = DraftNs(batch);
   cost.total_ns = cost.compute_ns + cost.allreduce_ns + cost.logits_gather_ns + cost.draft_ns +
                   step_overhead_ns_;
@@ -384,17 +392,26 @@ int64_t StepCostModel::OutOfGridLookups() const {
   return total;
 }
 
-StepCostModel::DecodeRun::DecodeRun(const StepCostModel& model, int64_t decodes)
-    : model_(model), decodes_(decodes) {
+void StepCostModel::PrepareDecodeRuns(int64_t max_decodes) {
+  decode_prices_.clear();
+  decode_prices_.reserve(static_cast<std::size_t>(std::max<int64_t>(max_decodes, 0)));
+  for (int64_t decodes = 1; decodes <= max_decodes; ++decodes)
+    decode_prices_.push_back(PriceDecodes(decodes));
+}
+
+StepCostModel::DecodePrices StepCostModel::PriceDecodes(int64_t decodes) const {
   // Its shortcuts price the target alone; speculative steps go through Cost one by one.
-  FLEETSIM_CHECK(model.draft_passes_ == 0, "no decode runs with MTP drafting");
+  FLEETSIM_CHECK(draft_passes_ == 0, "no decode runs with MTP drafting");
+  FLEETSIM_CHECK(decodes >= 1, "a decode run has decodes");
+  DecodePrices prices;
+  prices.decodes = decodes;
   // The terms of Cost for this batch, read without counting; a read outside its grid is
-  // counted again at every later step, as Cost would.
+  // counted at every step, as Cost would.
   const auto tokens = static_cast<double>(decodes);
-  const auto read = [this](const GridTable& table, std::span<const GridTable::Position> at) {
+  const auto read = [&prices](const GridTable& table, std::span<const GridTable::Position> at) {
     for (const GridTable::Position& p : at) {
       if (p.outside) {
-        outside_.push_back(&table);
+        prices.outside.push_back(&table);
         break;
       }
     }
@@ -404,87 +421,106 @@ StepCostModel::DecodeRun::DecodeRun(const StepCostModel& model, int64_t decodes)
     const GridTable::Position at = table.Locate(x);
     return read(table, std::span(&at, 1));
   };
-  const GridTable::Position token_at = model.embedding_->Locate(tokens);
+  const GridTable::Position token_at = embedding_->Locate(tokens);
   const auto token_us = [&](const GridTable& kernel) {
-    return model.shared_token_axis_ ? read(kernel, std::span(&token_at, 1)) : read1(kernel, tokens);
+    return shared_token_axis_ ? read(kernel, std::span(&token_at, 1)) : read1(kernel, tokens);
   };
   const auto plus_token_us = [&](double start, const std::vector<const GridTable*>& kernels) {
     for (const GridTable* kernel : kernels)
       start += token_us(*kernel);
     return start;
   };
-  head_us_ = read(*model.embedding_, std::span(&token_at, 1)) + token_us(*model.final_layernorm_);
-  for (const GridTable* kernel : model.full_kernels_)
-    full_kernels_us_.push_back(token_us(*kernel));
-  if (model.gdn_layers_ > 0) {
+  prices.head_us = read(*embedding_, std::span(&token_at, 1)) + token_us(*final_layernorm_);
+  for (const GridTable* kernel : full_kernels_)
+    prices.full_kernels_us.push_back(token_us(*kernel));
+  if (gdn_layers_ > 0) {
     double regime = 0;  // GdnRegimeUs of a decode-only batch
-    for (const auto& [kernel, t] : model.tables_.linear_attention) {
+    for (const auto& [kernel, t] : tables_.linear_attention) {
       if (!t.decode.empty()) regime += read1(t.decode, tokens);
     }
-    tail_us_.push_back(model.gdn_layers_ * plus_token_us(regime, model.gdn_kernels_));
+    prices.tail_us.push_back(gdn_layers_ * plus_token_us(regime, gdn_kernels_));
   }
-  if (model.dense_mlp_layers_ > 0)
-    tail_us_.push_back(model.dense_mlp_layers_ * plus_token_us(0, model.mlp_kernels_));
-  if (model.moe_layers_ > 0) {  // MoeUs
-    const double e = model.moe_experts_;
+  if (dense_mlp_layers_ > 0)
+    prices.tail_us.push_back(dense_mlp_layers_ * plus_token_us(0, mlp_kernels_));
+  if (moe_layers_ > 0) {  // MoeUs
+    const double e = moe_experts_;
     const double activated =
-        std::min(e, e * (1.0 - std::pow(1.0 - static_cast<double>(model.moe_top_k_) / e, tokens)));
-    const GridTable::Position at[] = {model.tables_.moe->LocateOn(0, tokens),
-                                      model.tables_.moe->LocateOn(1, activated)};
-    tail_us_.push_back(model.moe_layers_ * read(*model.tables_.moe, at));
+        std::min(e, e * (1.0 - std::pow(1.0 - static_cast<double>(moe_top_k_) / e, tokens)));
+    const GridTable::Position at[] = {tables_.moe->LocateOn(0, tokens),
+                                      tables_.moe->LocateOn(1, activated)};
+    prices.tail_us.push_back(moe_layers_ * read(*tables_.moe, at));
   }
-  tail_us_.push_back(read1(*model.lm_head_, tokens));  // every decode samples
-  if (model.sampler_) tail_us_.push_back(read1(*model.sampler_, tokens));
+  prices.tail_us.push_back(read1(*lm_head_, tokens));  // every decode samples
+  if (sampler_) prices.tail_us.push_back(read1(*sampler_, tokens));
+  if (full_layers_ > 0) prices.decodes_at = tables_.attention.decode.LocateOn(0, tokens);
 
-  if (model.full_layers_ > 0) decodes_at_ = model.tables_.attention.decode.LocateOn(0, tokens);
+  StepCost after;
+  AddCollectives(decodes, decodes, read1, after);
+  prices.after_compute_ns = after.allreduce_ns + after.logits_gather_ns + step_overhead_ns_;
+  return prices;
+}
+
+void StepCostModel::DecodeRun::SetDecodes(int64_t decodes) {
+  if (decodes == this->decodes()) return;
+  const std::vector<DecodePrices>& prepared = model_->decode_prices_;
+  if (decodes >= 1 && decodes <= static_cast<int64_t>(prepared.size())) {
+    prices_ = &prepared[static_cast<std::size_t>(decodes - 1)];
+  } else {
+    own_prices_ = std::make_unique<DecodePrices>(model_->PriceDecodes(decodes));
+    prices_ = own_prices_.get();
+  }
+  // The skew bucket's batch-size bin may differ; the context positions stay good hints.
+  rate_span_ = longest_span_ = {};
+}
+
+double StepCostModel::DecodeRun::SkewAlpha(int64_t context_sum, int64_t context_min,
+                                           int64_t context_max) {
+  const std::optional<SkewFit>& skew = model_->tables_.skew;
+  if (!skew || prices_->decodes <= 1) return 0;
+  // SkewBucket's tests and coordinates, on the same numbers.
+  const auto lo = static_cast<double>(context_min);
+  const auto hi = static_cast<double>(context_max);
+  const double floored_mean =
+      std::floor(static_cast<double>(context_sum) / static_cast<double>(prices_->decodes));
+  if (hi == floored_mean || hi <= lo) return 0;
+  const double rate = std::clamp((floored_mean - lo) / (hi - lo), 0.0, 1.0);
+  const double longest = std::trunc(hi);
+  if (!rate_span_.Holds(rate) || !longest_span_.Holds(longest)) {
+    // The batch size, prefill and prefill key are the run's: only these two bins move.
+    BatchShape batch;
+    batch.AddDecodes(prices_->decodes, context_sum, context_min, context_max);
+    skew_alpha_ = skew->AlphaIn(*model_->SkewBucket(batch));
+    rate_span_ = skew->skew_rate.SpanOf(rate);
+    longest_span_ = skew->kv_big.SpanOf(longest);
+  }
+  return skew_alpha_;
 }
 
 int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_min,
                                           int64_t context_max) {
-  const auto batch = [&] {
-    BatchShape shape;
-    shape.AddDecodes(decodes_, context_sum, context_min, context_max);
-    return shape;
-  };
-  if (first_) {  // Cost itself, which also gives the part after the compute time
-    first_ = false;
-    const StepCost cost = model_.Cost(batch());
-    after_compute_ns_ = cost.total_ns - cost.compute_ns;
-    return cost.total_ns;
-  }
-  for (const GridTable* table : outside_)
+  const DecodePrices& prices = *prices_;
+  for (const GridTable* table : prices.outside)
     table->CountOutOfGrid(1);
-  double us = head_us_;
-  if (model_.full_layers_ > 0) {
-    const GridTable& attention = model_.tables_.attention.decode;
+  double us = prices.head_us;
+  if (model_->full_layers_ > 0) {
+    const GridTable& attention = model_->tables_.attention.decode;
     context_at_ = attention.LocateOn(
-        1, static_cast<double>(context_sum) / static_cast<double>(decodes_), context_at_);
+        1, static_cast<double>(context_sum) / static_cast<double>(prices.decodes), context_at_);
     // Mixed contexts add the skew correction, which reads the table at the longest too
-    // (SkewedAttentionUs, with the longest context's position kept from step to step); a
-    // lone decode has none.
-    double layer = attention.LookupAt(decodes_at_, context_at_);
-    // The bucket changes rarely from step to step: its alpha is kept.
-    double alpha = 0;
-    const std::optional<uint64_t> bucket =
-        decodes_ > 1 && model_.tables_.skew ? model_.SkewBucket(batch()) : std::nullopt;
-    if (bucket) {
-      if (*bucket != skew_bucket_) {
-        skew_bucket_ = *bucket;
-        skew_alpha_ = model_.tables_.skew->AlphaIn(*bucket);
-      }
-      alpha = skew_alpha_;
-    }
+    // (SkewedAttentionUs, with the longest context's position kept from step to step).
+    double layer = attention.LookupAt(prices.decodes_at, context_at_);
+    const double alpha = SkewAlpha(context_sum, context_min, context_max);
     if (alpha != 0) {
       longest_at_ = attention.LocateOn(1, static_cast<double>(context_max), longest_at_);
-      layer = Skewed(layer, alpha, attention.LookupAt(decodes_at_, longest_at_));
+      layer = Skewed(layer, alpha, attention.LookupAt(prices.decodes_at, longest_at_));
     }
-    for (const double kernel_us : full_kernels_us_)
+    for (const double kernel_us : prices.full_kernels_us)
       layer += kernel_us;
-    us += model_.full_layers_ * layer;
+    us += model_->full_layers_ * layer;
   }
-  for (const double term : tail_us_)
+  for (const double term : prices.tail_us)
     us += term;
-  return std::llround(us * 1000.0) + after_compute_ns_;
+  return std::llround(us * 1000.0) + prices.after_compute_ns;
 }
 
 }  // namespace fleetsim

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,34 +97,53 @@ class StepCostModel {
   // Lookups that left a table's measured range, over every table.
   int64_t OutOfGridLookups() const;
 
-  // Decode-only steps of one batch size (the engine's event-driven decode): what Cost
-  // gives for each, to the bit, with the same out-of-grid counts, but with everything that
-  // depends only on the batch size read once -- a step reads the decode attention table,
-  // its batch-size position kept and its context position searched from the last one
-  // found. What Cost adds after the compute time (collectives, the step overhead) is taken
-  // from Cost itself at the first step: it depends on the step's tokens, which are the
-  // batch size. One object serves any number of steps of that size, in any order.
+  // What a decode-only step of one batch size costs besides its attention read: every
+  // term of Cost that depends on the batch size alone, read once (DecodeRun).
+  struct DecodePrices {
+    int64_t decodes = 0;
+    double head_us = 0;                     // embedding + final layernorm
+    std::vector<double> full_kernels_us;    // per full-attention layer, after attention
+    std::vector<double> tail_us;            // the terms Cost adds after the full layers
+    std::vector<const GridTable*> outside;  // one entry per reused read outside its grid
+    GridTable::Position decodes_at;         // on the decode attention table's first axis
+    int64_t after_compute_ns = 0;           // the TP collectives and the step overhead
+  };
+  // Prices every decode-only batch size from 1 to `max_decodes` once, for all the
+  // DecodeRuns of this model to share (BuildEngineSetup: up to the engine's max_num_seqs);
+  // a run of a larger size prices its own. Not with MTP drafting (no decode runs).
+  void PrepareDecodeRuns(int64_t max_decodes);
+
+  // Decode-only steps (the engine's event-driven decode): what Cost gives for each, to the
+  // bit, with the same out-of-grid counts, from the batch size's DecodePrices -- a step
+  // reads the decode attention table, its context position searched from the last one
+  // found, and keeps the skew bucket's alpha while the batch stays in the bucket's bins.
+  // One object serves any number of steps of any size, in any order.
   class DecodeRun {
    public:
-    DecodeRun(const StepCostModel& model, int64_t decodes);
-    int64_t decodes() const { return decodes_; }
+    explicit DecodeRun(const StepCostModel& model) : model_(&model) {}
+    DecodeRun(const StepCostModel& model, int64_t decodes) : DecodeRun(model) {
+      SetDecodes(decodes);
+    }
+    // The batch size of the steps that follow.
+    void SetDecodes(int64_t decodes);
+    int64_t decodes() const { return prices_ == nullptr ? 0 : prices_->decodes; }
     // The total time of a step whose decodes' contexts sum to `context_sum`, the shortest
     // and longest being `context_min` and `context_max` (the skew correction reads them).
     int64_t TotalNs(int64_t context_sum, int64_t context_min, int64_t context_max);
 
    private:
-    const StepCostModel& model_;
-    int64_t decodes_;
-    bool first_ = true;
-    int64_t after_compute_ns_ = 0;
-    double head_us_ = 0;                     // embedding + final layernorm
-    std::vector<double> full_kernels_us_;    // per full-attention layer, after attention
-    std::vector<double> tail_us_;            // the terms Cost adds after the full layers
-    std::vector<const GridTable*> outside_;  // one entry per reused read outside its grid
-    GridTable::Position decodes_at_;         // on the decode attention table's first axis
-    GridTable::Position context_at_;         // on its second, the last one found
-    GridTable::Position longest_at_;         // there, the longest context's
-    uint64_t skew_bucket_ = UINT64_MAX;      // the last skew bucket read, and its alpha
+    // The skew correction's alpha for this step (0: none), as Cost finds it.
+    double SkewAlpha(int64_t context_sum, int64_t context_min, int64_t context_max);
+
+    const StepCostModel* model_;
+    const DecodePrices* prices_ = nullptr;
+    std::unique_ptr<DecodePrices> own_prices_;  // a size past the prepared ones
+    GridTable::Position context_at_;            // on the attention table's context axis
+    GridTable::Position longest_at_;            // there, the longest context's
+    // The skew rate and longest context that fall in the bins of the last bucket read (its
+    // alpha kept); empty after a change of size.
+    SkewAxis::Span rate_span_;
+    SkewAxis::Span longest_span_;
     double skew_alpha_ = 0;
   };
 
@@ -143,6 +163,13 @@ class StepCostModel {
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
   StepCost Compose(const BatchShape& batch, bool with_moe) const;
+  // Cost's TP collectives for a step of `tokens` tokens sampling `logits_rows` sequences,
+  // the bundle's measured all-reduce table (where it has one) read by
+  // `read_allreduce(table, bytes)`.
+  template <typename ReadAllreduce>
+  void AddCollectives(int64_t tokens, int64_t logits_rows, ReadAllreduce&& read_allreduce,
+                      StepCost& cost) const;
+  DecodePrices PriceDecodes(int64_t decodes) const;
   // The MTP draft passes of a step of `batch`, in nanoseconds.
   int64_t DraftNs(const BatchShape& batch) const;
   // One draft pass: `tokens` tokens through one decoder layer whose attention is
@@ -188,6 +215,7 @@ class StepCostModel {
   // them all); bundles whose kernels were measured at different counts look each one up.
   bool shared_token_axis_ = false;
   int draft_passes_ = 0;
+  std::vector<DecodePrices> decode_prices_;  // batch sizes 1, 2, ... (PrepareDecodeRuns)
 };
 
 }  // namespace fleetsim

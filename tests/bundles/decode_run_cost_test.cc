@@ -2,7 +2,8 @@
 // what StepCostModel::Cost gives for the same decode-only batch, to the nanosecond, and
 // count the same lookups outside the grid -- on analytic bundles of a dense model, a
 // hybrid, a MoE model and a hybrid MoE, at TP 1 and above (collectives), inside and past
-// the tables' ranges, with every context equal and with mixed ones (the skew correction).
+// the tables' ranges, with every context equal and with mixed ones (the skew correction),
+// whether a run keeps one batch size or one run moves through them all (as an instance's).
 #include <filesystem>
 #include <random>
 #include <string>
@@ -51,20 +52,28 @@ TEST(DecodeRunCost, EqualsTheStepCostOfEveryDecodeStep) {
     // Two models over their own copies of the tables: out-of-grid counts compare too.
     const EngineSetup by_step = EngineOn(c.model, gpu, c.tp, dir);
     const EngineSetup by_run = EngineOn(c.model, gpu, c.tp, dir);
+    const EngineSetup by_moving = EngineOn(c.model, gpu, c.tp, dir);
+    StepCostModel::DecodeRun moving(*by_moving.cost);  // set to each size in turn
     std::mt19937_64 rng(static_cast<uint64_t>(c.tp));
     // Batch sizes from one to past the tables' largest; contexts from one token to past
     // the longest, growing by one per decode each step, then in no order at all.
     for (const int64_t decodes : {1, 2, 3, 7, 64, 255, 1024, 9000}) {
       StepCostModel::DecodeRun run(*by_run.cost, decodes);
+      moving.SetDecodes(decodes);
+      // Both runs, against Cost of the same batch.
+      const auto expect_cost = [&](int64_t context_sum, int64_t lo, int64_t hi) {
+        BatchShape batch;
+        batch.AddDecodes(decodes, context_sum, lo, hi);
+        const int64_t expected = by_step.cost->Cost(batch).total_ns;
+        EXPECT_EQ(run.TotalNs(context_sum, lo, hi), expected)
+            << decodes << " decodes from " << lo << " to " << hi << " summing " << context_sum;
+        EXPECT_EQ(moving.TotalNs(context_sum, lo, hi), expected) << "one run for every size";
+      };
       for (const int64_t context : {1, 100, 4'000, 130'000, 3'000'000}) {
         for (int64_t step = 0; step < 40; ++step) {
-          const int64_t context_sum = decodes * (context + step);
-          BatchShape batch;
-          batch.AddUniformDecodes(decodes, context + step);
-          ASSERT_EQ(run.TotalNs(context_sum, context + step, context + step),
-                    by_step.cost->Cost(batch).total_ns)
-              << decodes << " decodes at " << context + step;
+          expect_cost(decodes * (context + step), context + step, context + step);
         }
+        if (::testing::Test::HasFailure()) return;
       }
       // Mixed contexts (the skew correction of the analytic bundles' skew table): the
       // shortest and longest drawn, the others anywhere between them.
@@ -76,14 +85,16 @@ TEST(DecodeRunCost, EqualsTheStepCostOfEveryDecodeStep) {
             others * lo +
             static_cast<int64_t>(rng() % static_cast<uint64_t>(others * (hi - lo) + 1));
         const int64_t context_sum = decodes == 1 ? lo : lo + hi + middle;
-        BatchShape batch;
-        batch.AddDecodes(decodes, context_sum, lo, hi);
-        ASSERT_EQ(run.TotalNs(context_sum, lo, hi), by_step.cost->Cost(batch).total_ns)
-            << decodes << " decodes from " << lo << " to " << hi << " summing " << context_sum;
+        // Then the steps of a run from there: every context one longer each step, so that
+        // the skew bucket mostly stays and sometimes moves.
+        for (int64_t step = 0; step < (i % 8 == 0 ? 600 : 1); ++step)
+          expect_cost(context_sum + decodes * step, lo + step, hi + step);
+        if (::testing::Test::HasFailure()) return;
       }
     }
     EXPECT_GT(by_step.cost->OutOfGridLookups(), 0);  // the far ends left the grid
     EXPECT_EQ(by_run.cost->OutOfGridLookups(), by_step.cost->OutOfGridLookups());
+    EXPECT_EQ(by_moving.cost->OutOfGridLookups(), by_step.cost->OutOfGridLookups());
   }
   fs::remove_all(scratch);
 }
