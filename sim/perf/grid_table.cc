@@ -187,23 +187,30 @@ void GridTable::SumCorners(const std::size_t* lower, const double* weight, Readi
     if (upper0 && upper1) corner(weight[0] * weight[1], flat0 + strides_[0] + flat1 + strides_[1]);
     return;
   }
-  // Sum over the 2^rank corners of the cell.
-  for (std::size_t mask = 0; mask < (std::size_t{1} << axes_.size()); ++mask) {
-    double w = 1;
-    std::size_t flat = 0;
-    for (std::size_t i = 0; i < axes_.size(); ++i) {
-      const bool upper = (mask >> i) & 1U;
-      if (axes_[i].size() == 1 && upper) {
-        w = 0;
-        break;
-      }
-      flat += (lower[i] + (upper ? 1 : 0)) * strides_[i];
-      w *= upper ? weight[i] : 1 - weight[i];
+  // Sum over the 2^rank corners of the cell in mask order (bit i set: the upper end on axis
+  // i), each corner's weight the product of its axes' factors taken from axis 0 up. The
+  // products are built axis by axis, each prefix once: corner m's weight after axis i is
+  // corner m's after axis i - 1 times axis i's factor, the same product, rounded the same.
+  // An axis of one point has no upper end: its corners weigh 0 and are skipped.
+  std::array<double, std::size_t{1} << kMaxRank> w;
+  std::array<std::size_t, std::size_t{1} << kMaxRank> flat;
+  w[0] = 1;
+  flat[0] = 0;
+  std::size_t corners = 1;
+  for (std::size_t i = 0; i < axes_.size(); ++i) {
+    const double below = 1 - weight[i];
+    const double above = axes_[i].size() == 1 ? 0.0 : weight[i];
+    const std::size_t at = lower[i] * strides_[i];
+    for (std::size_t m = 0; m < corners; ++m) {
+      w[corners + m] = w[m] * above;
+      flat[corners + m] = flat[m] + at + strides_[i];
+      w[m] *= below;
+      flat[m] += at;
     }
-    if (w == 0) continue;
-    reading.value += w * values_[flat];
-    if constexpr (kNeedSet) reading.unset = reading.unset || !set_[flat];
+    corners *= 2;
   }
+  for (std::size_t mask = 0; mask < corners; ++mask)
+    corner(w[mask], flat[mask]);
 }
 
 template <bool kNeedSet>
