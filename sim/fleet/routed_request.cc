@@ -7,11 +7,37 @@
 namespace fleetsim {
 namespace {
 
-template <typename T>
-void Put(std::vector<std::byte>& out, const T& value) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const auto* p = reinterpret_cast<const std::byte*>(&value);
-  out.insert(out.end(), p, p + sizeof(T));
+// Each field of a routed request's message in order, to `put(bytes, count)`: summed once
+// for the message's size, then copied, so a message grows its buffer once.
+template <typename PutBytes>
+void ForEachField(const RoutedRequest& routed, PutBytes&& put) {
+  const auto value = [&put](const auto& v) {
+    static_assert(std::is_trivially_copyable_v<std::remove_cvref_t<decltype(v)>>);
+    put(reinterpret_cast<const std::byte*>(&v), sizeof(v));
+  };
+  const auto run = [&put, &value](const auto& items) {
+    value(static_cast<uint64_t>(items.size()));
+    put(reinterpret_cast<const std::byte*>(items.data()), items.size() * sizeof(items[0]));
+  };
+  const WorkloadRequest& r = routed.request;
+  value(routed.id);
+  value(routed.gateway);
+  value(routed.instance);
+  value(routed.instance_arrival);
+  value(routed.decode_instance);
+  // Only a request handed over by a prefill instance carries its prefill leg: a mixed
+  // fleet's messages stay as short as before disaggregation.
+  const bool handed_over = routed.prefill.instance >= 0;
+  value(static_cast<uint8_t>(handed_over ? 1 : 0));
+  if (handed_over) value(routed.prefill);
+  value(r.arrival);
+  value(r.input_tokens);
+  value(r.output_tokens);
+  value(static_cast<int32_t>(r.hash_block_size));
+  value(static_cast<uint8_t>(r.hashes_cover_partial_block ? 1 : 0));
+  run(r.block_hashes);
+  run(r.id);
+  run(r.model);
 }
 
 class Reader {
@@ -39,31 +65,15 @@ class Reader {
 }  // namespace
 
 void AppendRoutedRequest(const RoutedRequest& routed, std::vector<std::byte>& buffer) {
-  const WorkloadRequest& r = routed.request;
-  Put(buffer, routed.id);
-  Put(buffer, routed.gateway);
-  Put(buffer, routed.instance);
-  Put(buffer, routed.instance_arrival);
-  Put(buffer, routed.decode_instance);
-  // Only a request handed over by a prefill instance carries its prefill leg: a mixed
-  // fleet's messages stay as short as before disaggregation.
-  const bool handed_over = routed.prefill.instance >= 0;
-  Put(buffer, static_cast<uint8_t>(handed_over ? 1 : 0));
-  if (handed_over) Put(buffer, routed.prefill);
-  Put(buffer, r.arrival);
-  Put(buffer, r.input_tokens);
-  Put(buffer, r.output_tokens);
-  Put(buffer, static_cast<int32_t>(r.hash_block_size));
-  Put(buffer, static_cast<uint8_t>(r.hashes_cover_partial_block ? 1 : 0));
-  Put(buffer, static_cast<uint64_t>(r.block_hashes.size()));
-  const auto* hashes = reinterpret_cast<const std::byte*>(r.block_hashes.data());
-  buffer.insert(buffer.end(), hashes, hashes + r.block_hashes.size() * sizeof(uint64_t));
-  Put(buffer, static_cast<uint64_t>(r.id.size()));
-  const auto* name = reinterpret_cast<const std::byte*>(r.id.data());
-  buffer.insert(buffer.end(), name, name + r.id.size());
-  Put(buffer, static_cast<uint64_t>(r.model.size()));
-  const auto* model = reinterpret_cast<const std::byte*>(r.model.data());
-  buffer.insert(buffer.end(), model, model + r.model.size());
+  std::size_t size = 0;
+  ForEachField(routed, [&size](const std::byte*, std::size_t n) { size += n; });
+  std::size_t at = buffer.size();
+  buffer.resize(at + size);
+  ForEachField(routed, [&](const std::byte* bytes, std::size_t n) {
+    if (n == 0) return;  // `bytes` may be null (an empty vector's data())
+    std::memcpy(buffer.data() + at, bytes, n);
+    at += n;
+  });
 }
 
 std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes) {
