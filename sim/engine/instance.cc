@@ -294,11 +294,11 @@ void Instance::SumUpLanes() {
 }
 
 int64_t Instance::NextAnonymousWork(int64_t from) const {
-  if (anonymous_lanes_ == 0) return INT64_MAX;
   const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
-  for (int64_t step = from;; ++step) {
-    if (anonymous_by_phase_[static_cast<std::size_t>(step % phases)] > 0) return step;
-  }
+  int64_t next = INT64_MAX;
+  for (const int64_t phase : anonymous_phases_)
+    next = std::min(next, from + (phase - from % phases + phases) % phases);
+  return next;
 }
 
 bool Instance::AnonymousDue(const DecodeLane& lane, int64_t step) const {
@@ -309,16 +309,25 @@ bool Instance::AnonymousDue(const DecodeLane& lane, int64_t step) const {
 void Instance::AddLaneWork(const DecodeLane& lane) {
   if (lane.anonymous > 0) {
     const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
-    anonymous_by_phase_[static_cast<std::size_t>(lane.next_work % phases)] += lane.anonymous;
-    ++anonymous_lanes_;
+    const int64_t phase = lane.next_work % phases;
+    int64_t& blocks = anonymous_by_phase_[static_cast<std::size_t>(phase)];
+    if (blocks == 0) anonymous_phases_.push_back(phase);
+    blocks += lane.anonymous;
   } else {
     named_next_work_ = std::min(named_next_work_, lane.next_work);
   }
 }
 
 void Instance::SumUpLaneWork(int64_t from) {
-  anonymous_by_phase_.assign(static_cast<std::size_t>(kv_.layout().block_size), 0);
-  anonymous_lanes_ = 0;
+  // Only the phases in use are cleared: a hybrid's block holds hundreds of tokens.
+  const auto phases = static_cast<std::size_t>(kv_.layout().block_size);
+  if (anonymous_by_phase_.size() != phases) {
+    anonymous_by_phase_.assign(phases, 0);
+  } else {
+    for (const int64_t phase : anonymous_phases_)
+      anonymous_by_phase_[static_cast<std::size_t>(phase)] = 0;
+  }
+  anonymous_phases_.clear();
   named_next_work_ = INT64_MAX;
   for (const DecodeLane& lane : lanes_)
     AddLaneWork(lane);
@@ -647,10 +656,10 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
-// model's.)
+// model's; 2,112: the list of boundary phases in use.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2096,
+static_assert(sizeof(Instance) == 2112,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

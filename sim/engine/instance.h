@@ -237,10 +237,10 @@ class Instance {
   int64_t decode_context_max_ = 0;
   double decode_usage_ = 0;  // the pool's usage after the last step
   // Lanes with anonymous blocks: the blocks they take at a step, by the step's phase
-  // (modulo the block size), and how many such lanes there are; the other lanes' first
-  // step with work.
+  // (modulo the block size), and the phases that have any (a few of a block's hundreds of
+  // tokens in a hybrid); the other lanes' first step with work.
   std::vector<int64_t> anonymous_by_phase_;
-  int64_t anonymous_lanes_ = 0;
+  std::vector<int64_t> anonymous_phases_;
   int64_t named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };
