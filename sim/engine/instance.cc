@@ -244,6 +244,7 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
 
 void Instance::EndDecodeRun() {
   if (!decode_run_) return;
+  continuing_ = nullptr;  // the ordinary step takes its next chunk
   for (std::size_t i = 0; i < lanes_.size(); ++i)
     BringTo(i, decode_run_steps_);
   decode_run_ = false;
@@ -334,15 +335,27 @@ void Instance::SumUpLaneWork(int64_t from) {
   decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(from));
 }
 
+bool Instance::TakesSplitPrompt(const Request& r) const {
+  // Partly computed, and not finishing at the token its last chunk emits (JoinRun).
+  return r.num_computed > 0 && r.num_computed < r.num_tokens() && !r.remote_decode &&
+         !r.remote_prefilled && r.max_output_tokens - r.num_output > 1 &&
+         config_.max_model_len - r.num_tokens() > 1;
+}
+
 bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
-  const auto n = static_cast<int64_t>(running.size());
-  if (n == 0 || n > config_.max_num_batched_tokens) return false;
   // Speculative steps are taken one by one: each request's emitted tokens are drawn.
-  if (config_.speculative.enabled()) return false;
-  for (const Request* r : running) {
-    const int64_t c = r->num_computed;
-    if (c != r->num_tokens() - 1 || c < r->prompt_tokens) return false;  // not decoding
+  if (running.empty() || config_.speculative.enabled()) return false;
+  const auto decoding = [](const Request& r) {
+    return r.num_computed == r.num_tokens() - 1 && r.num_computed >= r.prompt_tokens;
+  };
+  // Every running request decodes, but perhaps the last: a prompt split at block
+  // boundaries (or chunked), whose next chunks the run takes.
+  const bool split = !decoding(*running.back()) && TakesSplitPrompt(*running.back());
+  const auto n = static_cast<int64_t>(running.size()) - (split ? 1 : 0);
+  if (n == 0 || n > config_.max_num_batched_tokens) return false;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+    if (!decoding(*running[i])) return false;
   }
   lanes_.resize(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
@@ -356,6 +369,7 @@ bool Instance::StartDecodeRun() {
   decode_run_steps_ = 0;
   decode_usage_ = kv_.Usage();
   decode_cost_.SetDecodes(n);
+  continuing_ = split ? running.back() : nullptr;
   return true;
 }
 
@@ -380,14 +394,21 @@ void Instance::FinishLane(std::size_t lane, int64_t step, SimTime end) {
   lanes_[lane].request = nullptr;
 }
 
-void Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end) {
+int64_t Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end) {
   Request& r = *chunk.request;
   const bool finished = scheduler_.Advance(chunk);
-  FLEETSIM_CHECK(!finished && r.num_computed == r.num_tokens() - 1,
-                 "a request admitted into a decode run decodes next");
+  FLEETSIM_CHECK(!finished, "a request admitted into a decode run does not finish there");
   RequestRecord& record = RecordOf(r);
-  record.first_scheduled = std::min(record.first_scheduled, start);
-  if (chunk.output_before == 0) record.first_token = end;
+  if (chunk.admitted) record.first_scheduled = std::min(record.first_scheduled, start);
+  const int64_t generated = r.num_output - chunk.output_before;
+  if (chunk.output_before == 0 && r.num_output >= 1) record.first_token = end;
+  if (generated == 0) {  // a split prompt: its next chunk comes in the next step
+    continuing_ = &r;
+    return generated;
+  }
+  continuing_ = nullptr;
+  FLEETSIM_CHECK(r.num_computed == r.num_tokens() - 1,
+                 "a request admitted into a decode run decodes next");
   // Counted as if it had been in the run from its first step: its context then, and its
   // counts, stand `step + 1` behind.
   const DecodeLane lane{&r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
@@ -402,6 +423,7 @@ void Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start,
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
   decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
   decode_usage_ = kv_.Usage();
+  return generated;
 }
 
 bool Instance::FastDecode(SimTime until) {
@@ -410,7 +432,7 @@ bool Instance::FastDecode(SimTime until) {
   if (now_ >= until || now_ >= next_arrival) return false;
   if (!decode_run_) {
     const auto running = static_cast<int64_t>(scheduler_.running().size());
-    if (!scheduler_.waiting().empty() && !scheduler_.AdmitsWholeAfterDecodes(running)) return false;
+    if (!scheduler_.waiting().empty() && !scheduler_.AdmitsAfterDecodes(running)) return false;
     if (!StartDecodeRun()) return false;
   }
 
@@ -420,14 +442,32 @@ bool Instance::FastDecode(SimTime until) {
   SimTime t = now_;
   bool ordinary_next = false;  // the next step must run the ordinary way
   while (!lanes_.empty() && t < until && t < next_arrival) {
-    // An arrival joins the run when it is admitted whole beside the decodes (and so
-    // decodes from the next step on); anything else on the waiting queue -- a preempted
-    // request, a long prompt, several at once -- needs the ordinary step.
+    // An arrival joins the run when its whole prompt fits beside the decodes: it decodes
+    // from the step after its last chunk (a prompt split at block boundaries takes the
+    // next steps, one chunk each, beside the decodes); anything else on the waiting queue
+    // -- a preempted request, a long prompt, several at once -- needs the ordinary step.
     const auto n = static_cast<int64_t>(lanes_.size());
     const bool admitting = !scheduler_.waiting().empty();
-    if (admitting && !scheduler_.AdmitsWholeAfterDecodes(n)) {
-      ordinary_next = true;
-      break;
+    // A split prompt's next chunk, and the free blocks it takes at most.
+    int64_t continuation = 0;
+    int64_t continuation_blocks = 0;
+    if (continuing_ != nullptr) {
+      continuation = scheduler_.ContinuationAfterDecodes(n);
+      if (continuation <= 0) {
+        ordinary_next = true;
+        break;
+      }
+      continuation_blocks = kv_.BlocksToContinue(*continuing_, continuation);
+    }
+    if (admitting) {
+      // Beside a split prompt's chunk only when it is that prompt's last: one split prompt
+      // at a time.
+      const bool last_chunk = continuing_ == nullptr ||
+                              continuation == continuing_->num_tokens() - continuing_->num_computed;
+      if (!last_chunk || !scheduler_.AdmitsAfterDecodes(n + continuation)) {
+        ordinary_next = true;
+        break;
+      }
     }
     // A step that ends a request ends it here, unless its KV is handed off (the ordinary
     // step does that).
@@ -459,7 +499,7 @@ bool Instance::FastDecode(SimTime until) {
           }
         }
       }
-      if (needed > kv_.num_free_blocks()) {
+      if (needed + continuation_blocks > kv_.num_free_blocks()) {
         ordinary_next = true;
         break;
       }
@@ -479,17 +519,27 @@ bool Instance::FastDecode(SimTime until) {
       }
       decode_usage_ = kv_.Usage();
       ++fast_decode_pool_steps_;
+    } else if (continuation_blocks > kv_.num_free_blocks()) {
+      ordinary_next = true;
+      break;
     }
     const int64_t context_sum = decode_context_sum_ + step * n;
     const int64_t context_min = decode_context_min_ + step;
     const int64_t context_max = decode_context_max_ + step;
-    // The arrival's chunk, when the pool has room for it after the decodes (else it waits).
-    const ScheduledChunk* admitted = admitting ? scheduler_.AdmitAfterDecodes(n) : nullptr;
+    // The split prompt's next chunk, then the arrival's when the pool has room for it after
+    // them (else it waits), as Schedule orders them.
+    const StepPlan* plan = continuing_ != nullptr || admitting
+                               ? &scheduler_.PlanRunStep(n, continuation, admitting)
+                               : nullptr;
+    const bool chunks = plan != nullptr && !plan->chunks.empty();
     BatchShape shape;  // a step with a prefill chunk is costed like the ordinary one
     SimTime duration = 0;
-    if (admitted != nullptr) {
+    if (chunks) {
       shape.AddDecodes(n, context_sum, context_min, context_max);
-      shape.AddPrefill(admitted->num_tokens, admitted->computed_before, true);
+      for (const ScheduledChunk& chunk : plan->chunks) {
+        shape.AddPrefill(chunk.num_tokens, chunk.computed_before,
+                         chunk.computed_before + chunk.num_tokens >= chunk.request->num_tokens());
+      }
       duration = cost_.Cost(shape).total_ns;
       decode_usage_ = kv_.Usage();
     } else {
@@ -529,8 +579,13 @@ bool Instance::FastDecode(SimTime until) {
     }
     if (pool_work && !finishing)
       decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
-    // The admitted request is last in running order: it completes after the decodes.
-    if (admitted != nullptr) JoinRun(*admitted, step, start, t);
+    // The chunks' requests are last in running order: they complete after the decodes.
+    int64_t chunk_tokens = 0;
+    int64_t hit_tokens = 0;
+    for (std::size_t i = 0; chunks && i < plan->chunks.size(); ++i) {
+      chunk_tokens += JoinRun(plan->chunks[i], step, start, t);
+      hit_tokens += plan->chunks[i].cached_tokens;
+    }
     if (on_step_) {
       StepRecord record;
       record.start = start;
@@ -539,12 +594,12 @@ bool Instance::FastDecode(SimTime until) {
       record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
       record.decode_context_max = context_max;
       record.generated_tokens = n;
-      if (admitted != nullptr) {
+      if (chunks) {
         DescribeBatch(shape, record);
-        record.generated_tokens = n + 1;
-        record.cache_hit_tokens = admitted->cached_tokens;
+        record.generated_tokens = n + chunk_tokens;
+        record.cache_hit_tokens = hit_tokens;
       }
-      record.running = static_cast<int64_t>(lanes_.size());
+      record.running = static_cast<int64_t>(scheduler_.running().size());
       record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
       record.kv_usage = decode_usage_;
       on_step_(record);
@@ -656,10 +711,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
-// model's; 2,112: the list of boundary phases in use.)
+// model's; 2,112: the list of boundary phases in use; 2,120: a run's split prompt under
+// way, saved as a flag: it is the last running request.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2112,
+static_assert(sizeof(Instance) == 2120,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -713,6 +769,7 @@ void Instance::Save(CheckpointWriter& w) const {
   w.I64(decode_context_min_);
   w.I64(decode_context_max_);
   w.F64(decode_usage_);
+  w.Bool(continuing_ != nullptr);  // the last running request, when a split prompt
 }
 
 void Instance::Load(CheckpointReader& r) {
@@ -781,6 +838,12 @@ void Instance::Load(CheckpointReader& r) {
   decode_context_min_ = r.I64();
   decode_context_max_ = r.I64();
   decode_usage_ = r.F64();
+  if (r.Bool()) {
+    const std::vector<Request*>& running = scheduler_.running();
+    r.Require(decode_run_ && !running.empty() && !running.back()->prefill_done(),
+              "a decode run's split prompt is the last running request");
+    continuing_ = running.back();
+  }
   // What a run sums over its lanes is summed again (its work by phase is not saved); the
   // saved sums must agree.
   if (decode_run_) {

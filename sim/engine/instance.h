@@ -83,6 +83,9 @@ class Instance {
   void OnHandOff(HandOffHook hand_off) { on_hand_off_ = std::move(hand_off); }
   // Requests whose KV is still being sent.
   int64_t num_sending() const { return static_cast<int64_t>(sending_.size()); }
+  // Whether a decode run is taking the chunks of a prompt split at block boundaries (mamba
+  // align mode): its last running request's.
+  bool continues_split_prompt() const { return continuing_ != nullptr; }
   // Runs every step that starts before `until`; a step in progress may end after it.
   void RunUntil(SimTime until);
   // Whether stretches of pure-decode steps are advanced in bulk (on by default); off
@@ -155,15 +158,18 @@ class Instance {
   void FinishStep(const BatchShape& shape, SimTime duration);
   // Advances decode steps in one move until an event needs the ordinary step (a finish
   // whose KV is handed off, a pool too short for the next step's blocks, a waiting request
-  // that cannot join whole) or the window ends or the next arrival is due, doing only the
-  // pool work of the steps that have some: a request that finishes leaves the run at its
-  // last step, and an arrival admitted whole beside the decodes joins it, as the ordinary
-  // step would settle them; false when the next step must run the
-  // ordinary way. A decode run outlives a window: the requests' counts are brought up to
-  // date only where the run does pool work and when it ends (EndDecodeRun), so a window
-  // that only advances decodes reads the run's lanes, not every request.
+  // that cannot join) or the window ends or the next arrival is due, doing only the pool
+  // work of the steps that have some: a request that finishes leaves the run at its last
+  // step, and an arrival whose prompt fits beside the decodes joins it (after its last
+  // chunk, when align mode splits it), as the ordinary step would settle them; false when
+  // the next step must run the ordinary way. A decode run outlives a window: the requests' counts
+  // are brought up to date only where the run does pool work and when it ends (EndDecodeRun), so a
+  // window that only advances decodes reads the run's lanes, not every request.
   bool FastDecode(SimTime until);
   bool StartDecodeRun();
+  // Whether a running request that is computing its prompt can be a decode run's split
+  // prompt (Request::prefill_done is false until its last chunk).
+  bool TakesSplitPrompt(const Request& request) const;
   // Brings every request of the run to the steps taken and ends it; before anything else
   // reads or changes the running requests.
   void EndDecodeRun();
@@ -224,9 +230,10 @@ class Instance {
   // Settles the lane's request, whose last token the run's `step` (ending at `end`) made,
   // and frees its blocks; the lane is left empty (request nullptr) for the caller to drop.
   void FinishLane(std::size_t lane, int64_t step, SimTime end);
-  // Completes the chunk of a request admitted beside the run's `step` (from `start` to
-  // `end`) and adds its lane: it decodes from the next step on.
-  void JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end);
+  // Completes the chunk of a request admitted (or continued) beside the run's `step` (from
+  // `start` to `end`); once its prompt is computed, adds its lane: it decodes from the next
+  // step on. The tokens the chunk generated (0 for a split prompt's first chunks, else 1).
+  int64_t JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end);
   bool decode_run_ = false;
   int64_t decode_run_steps_ = 0;      // steps taken
   int64_t decode_run_end_ = 0;        // the first step that would finish a request
@@ -241,6 +248,9 @@ class Instance {
   // tokens in a hybrid); the other lanes' first step with work.
   std::vector<int64_t> anonymous_by_phase_;
   std::vector<int64_t> anonymous_phases_;
+  // The last running request, admitted into the run with its prompt split at block
+  // boundaries (mamba align mode): its next chunk comes in the run's next step.
+  Request* continuing_ = nullptr;
   int64_t named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };

@@ -273,9 +273,9 @@ bool KvCacheManager::AllocateDecodeWithoutPoolWork(Request& request, int64_t num
   return true;
 }
 
-int64_t KvCacheManager::DecodeBlocksNeeded(const Request& request) const {
+int64_t KvCacheManager::BlocksToContinue(const Request& request, int64_t num_new_tokens) const {
   static const std::vector<BlockId> kNoHit;
-  const int64_t total = request.num_computed + 1;
+  const int64_t total = request.num_computed + num_new_tokens;
   int64_t needed = 0;
   for (std::size_t g = 0; g < layout_.groups.size(); ++g)
     needed += BlocksNeeded(request, g, total, 0, kNoHit, 0, total);

@@ -63,7 +63,11 @@ class KvCacheManager {
   // next one can. Steps in between may skip both calls.
   int64_t DecodeStepsWithoutPoolWork(const Request& request) const;
   // Free blocks the request's next decode step takes (Allocate's own count).
-  int64_t DecodeBlocksNeeded(const Request& request) const;
+  int64_t DecodeBlocksNeeded(const Request& request) const { return BlocksToContinue(request, 1); }
+  // Free blocks Allocate takes for `num_new_tokens` more tokens of a running request (no
+  // hit, no lookahead), counted before it frees the request's skipped GDN states -- which
+  // only adds free blocks, so Allocate succeeds when this many are free.
+  int64_t BlocksToContinue(const Request& request, int64_t num_new_tokens) const;
   // When every decode step of the request from here on takes only anonymous blocks at its
   // boundaries -- one per attention group, nothing else, no hashing (no GDN state in
   // align mode, no hash another request or its own preemption could hit) -- how many per

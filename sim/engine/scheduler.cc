@@ -88,6 +88,15 @@ void Scheduler::Preempt(Request* victim) {
   waiting_.push_front(victim);
 }
 
+int64_t Scheduler::RunningChunk(const Request& request, int64_t budget) const {
+  int64_t n = request.num_tokens() + DraftsOf(request) - request.num_computed;
+  if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
+    n = config_.long_prefill_token_threshold;
+  }
+  n = std::min({n, budget, config_.max_model_len - 1 - request.num_computed});
+  return AlignedSplit(request, request.num_computed, n);
+}
+
 const StepPlan& Scheduler::Schedule() {
   StepPlan& plan = plan_;
   plan.chunks.clear();
@@ -99,12 +108,7 @@ const StepPlan& Scheduler::Schedule() {
   const int64_t lookahead = config_.speculative.num_tokens;
   for (std::size_t i = 0; i < running_.size() && budget > 0;) {
     Request* request = running_[i];
-    int64_t n = request->num_tokens() + DraftsOf(*request) - request->num_computed;
-    if (config_.long_prefill_token_threshold > 0 && n > config_.long_prefill_token_threshold) {
-      n = config_.long_prefill_token_threshold;
-    }
-    n = std::min({n, budget, config_.max_model_len - 1 - request->num_computed});
-    n = AlignedSplit(*request, request->num_computed, n);
+    const int64_t n = RunningChunk(*request, budget);
     if (n <= 0) {
       ++i;  // nothing this step (a floored chunk); the others proceed
       continue;
@@ -167,26 +171,42 @@ bool Scheduler::AdmitFront(int64_t& budget) {
   return true;
 }
 
-bool Scheduler::AdmitsWholeAfterDecodes(int64_t decodes) const {
-  if (waiting_.size() != 1 || align_ || config_.speculative.enabled()) return false;
+bool Scheduler::AdmitsAfterDecodes(int64_t tokens) const {
+  if (waiting_.size() != 1 || config_.speculative.enabled()) return false;
   const Request& r = *waiting_.front();
   if (r.num_preemptions > 0 || r.remote_prefilled || r.remote_decode) return false;
   if (static_cast<int>(running_.size()) >= config_.max_num_seqs) return false;
-  // Its whole prompt fits the step, whatever its prefix hit (a hit only shortens it)...
-  const int64_t budget = config_.max_num_batched_tokens - decodes;
+  // Its whole prompt fits the step, whatever its prefix hit (a hit only shortens it; align
+  // mode may split it, and the run takes the rest in its next steps)...
+  const int64_t budget = config_.max_num_batched_tokens - tokens;
   const int64_t threshold = config_.long_prefill_token_threshold;
   if (r.num_tokens() > budget || (threshold > 0 && r.num_tokens() > threshold)) return false;
   // ... and its first token is not its last.
   return r.max_output_tokens - r.num_output > 1 && config_.max_model_len - r.num_tokens() > 1;
 }
 
-const ScheduledChunk* Scheduler::AdmitAfterDecodes(int64_t decodes) {
+int64_t Scheduler::ContinuationAfterDecodes(int64_t decodes) const {
+  // Schedule reaches the last running request after one token per decode.
+  return RunningChunk(*running_.back(), config_.max_num_batched_tokens - decodes);
+}
+
+const StepPlan& Scheduler::PlanRunStep(int64_t decodes, int64_t continuation, bool admit) {
   plan_.chunks.clear();
   plan_.preempted.clear();
   int64_t budget = config_.max_num_batched_tokens - decodes;
-  if (!AdmitFront(budget)) return nullptr;
-  plan_.total_tokens = plan_.chunks.front().num_tokens;
-  return &plan_.chunks.front();
+  if (continuation > 0) {
+    Request* request = running_.back();
+    FLEETSIM_CHECK(kv_cache_.Allocate(*request, continuation, no_hit_, false),
+                   "a continued prompt's blocks were counted free");
+    plan_.chunks.push_back(
+        {request, continuation, request->num_computed, false, 0, request->num_output, 0});
+    budget -= continuation;
+  }
+  if (admit) AdmitFront(budget);
+  plan_.total_tokens = 0;
+  for (const ScheduledChunk& chunk : plan_.chunks)
+    plan_.total_tokens += chunk.num_tokens;
+  return plan_;
 }
 
 const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {

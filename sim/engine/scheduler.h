@@ -101,15 +101,22 @@ class Scheduler {
   // finished (and was freed); the caller drops it from the running list (DropFinished).
   bool Advance(const ScheduledChunk& chunk);
 
-  // For an instance's decode run (Instance::FastDecode), whose running requests all decode:
-  // whether the one waiting request is plain (fresh, not remote, no drafts, no mamba
-  // alignment) and would be admitted whole -- its whole prompt in one chunk, at any prefix
-  // hit -- beside `decodes` decode tokens, without finishing at its first token.
-  bool AdmitsWholeAfterDecodes(int64_t decodes) const;
-  // Then, after those decodes' blocks are allocated: admits it as Schedule's waiting loop
-  // would. Its chunk (valid until the next call), or nullptr when the pool is short (it
-  // stays waiting, as in Schedule).
-  const ScheduledChunk* AdmitAfterDecodes(int64_t decodes);
+  // For an instance's decode run (Instance::FastDecode), whose running requests all decode
+  // but perhaps the last, a prompt split at block boundaries: whether the one waiting
+  // request is plain (fresh, not remote, no drafts) and its whole prompt fits the step
+  // after `tokens` scheduled tokens, at any prefix hit, without finishing at its first
+  // token. It is admitted in one chunk, or in mamba align mode in chunks split at block
+  // boundaries, the run taking the rest in its next steps.
+  bool AdmitsAfterDecodes(int64_t tokens) const;
+  // The tokens of the split prompt's next chunk beside `decodes` decodes, as Schedule's
+  // running loop sizes it (0 or less: none this step).
+  int64_t ContinuationAfterDecodes(int64_t decodes) const;
+  // A decode run's step beside `decodes` decodes, after their blocks are allocated: the
+  // chunks Schedule would add, in its order -- `continuation` tokens of the split prompt
+  // (0: none; the caller made sure the pool has room, KvCacheManager::BlocksToContinue),
+  // then, with `admit`, the waiting request, admitted as Schedule's waiting loop would
+  // (it stays waiting when the pool is short). Valid until the next call.
+  const StepPlan& PlanRunStep(int64_t decodes, int64_t continuation, bool admit);
   // Drops from the running list the requests a caller finished and freed in its place
   // (Instance's decode runs, which settle a step's finishes as Complete would).
   void DropFinished();
@@ -123,6 +130,8 @@ class Scheduler {
 
  private:
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
+  // The chunk Schedule gives a running request under `budget` (0 or less: none).
+  int64_t RunningChunk(const Request& request, int64_t budget) const;
   // Schedule's admission of the front waiting request under `budget` (taken from it):
   // false when it is not admitted, which ends admission for the step.
   bool AdmitFront(int64_t& budget);

@@ -171,6 +171,7 @@ void ExpectSameSteps(const std::vector<StepRecord>& a, const std::vector<StepRec
 struct InFlight {
   int64_t sending = 0;         // handed-off requests whose KV was still being sent
   int64_t drafts_pending = 0;  // drafts carried across the cut into the next step
+  int64_t split_prompts = 0;   // decode runs taking a split prompt's chunks
 };
 
 // Runs to `cut`, saves, loads into a fresh instance; both run to the end.
@@ -183,7 +184,10 @@ void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime
   AdvanceTo(original, arrivals, next, cut, 7'000'000);
   ASSERT_GT(original.engine->steps(), 0);
   ASSERT_FALSE(original.engine->idle());  // a busy instance is cut
-  if (in_flight) in_flight->sending += original.engine->num_sending();
+  if (in_flight) {
+    in_flight->sending += original.engine->num_sending();
+    in_flight->split_prompts += original.engine->continues_split_prompt() ? 1 : 0;
+  }
 
   CheckpointWriter saved;
   original.engine->Save(saved);
@@ -258,6 +262,34 @@ TEST(InstanceCheckpoint, ContinuesIdenticallySpeculative) {
     }
   }
   EXPECT_GT(in_flight.drafts_pending, 0) << "no cut caught a request carrying drafts";
+}
+
+// A hybrid in mamba align mode on 8-token blocks: prompts split at block boundaries join
+// decode runs a chunk per step, and some cuts catch a run between two of the chunks.
+TEST(InstanceCheckpoint, ContinuesIdenticallyWithSplitPromptsInDecodeRuns) {
+  testing::SyntheticBundle bundle;
+  testing::WriteHybridBundle(bundle, {1});
+  InFlight in_flight;
+  for (bool prefix : {false, true}) {
+    for (int64_t blocks : {160, 1600}) {
+      EngineSetup setup = MakeSetup("qwen3.8-27b", bundle.dir(), prefix, blocks);
+      setup.layout.block_size = 8;
+      setup.layout.mamba_mode = MambaCacheMode::kAlign;
+      setup.layout.groups = {{LayerType::kLinearAttention, {0}},
+                             {LayerType::kLinearAttention, {1}},
+                             {LayerType::kFullAttention, {2}}};
+      for (uint32_t seed : {6u, 7u, 8u}) {
+        // Cuts 10.3 ms apart: runs outlive the 7 ms windows, so some cuts fall between
+        // chunks.
+        for (SimTime cut = 100'000'000; cut < 700'000'000; cut += 10'300'000) {
+          SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
+                       " seed " + std::to_string(seed) + " cut " + std::to_string(cut));
+          ExpectContinuesIdentically(setup, seed, cut, false, &in_flight);
+        }
+      }
+    }
+  }
+  EXPECT_GT(in_flight.split_prompts, 0) << "no cut caught a split prompt under way";
 }
 
 // Prefill/decode disaggregation: handed-off requests holding their blocks until their KV
