@@ -135,20 +135,23 @@ void Instance::AdmitArrivalsUpTo(SimTime t) {
   }
 }
 
+void Instance::AddChunk(const ScheduledChunk& chunk, BatchShape& shape) {
+  const Request& r = *chunk.request;
+  if (chunk.drafts > 0) {
+    shape.AddSpeculativeDecode(chunk.computed_before, chunk.num_tokens);
+  } else if (chunk.computed_before >= r.num_tokens() - 1 && chunk.num_tokens == 1 &&
+             chunk.computed_before >= r.prompt_tokens) {
+    shape.AddDecode(chunk.computed_before);
+  } else {
+    const bool samples = chunk.computed_before + chunk.num_tokens >= r.num_tokens();
+    shape.AddPrefill(chunk.num_tokens, chunk.computed_before, samples);
+  }
+}
+
 BatchShape Instance::ShapeOf(const StepPlan& plan) const {
   BatchShape shape;
-  for (const ScheduledChunk& chunk : plan.chunks) {
-    const Request& r = *chunk.request;
-    if (chunk.drafts > 0) {
-      shape.AddSpeculativeDecode(chunk.computed_before, chunk.num_tokens);
-    } else if (chunk.computed_before >= r.num_tokens() - 1 && chunk.num_tokens == 1 &&
-               chunk.computed_before >= r.prompt_tokens) {
-      shape.AddDecode(chunk.computed_before);
-    } else {
-      const bool samples = chunk.computed_before + chunk.num_tokens >= r.num_tokens();
-      shape.AddPrefill(chunk.num_tokens, chunk.computed_before, samples);
-    }
-  }
+  for (const ScheduledChunk& chunk : plan.chunks)
+    AddChunk(chunk, shape);
   return shape;
 }
 
@@ -244,7 +247,6 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
 
 void Instance::EndDecodeRun() {
   if (!decode_run_) return;
-  continuing_ = nullptr;  // the ordinary step takes its next chunk
   for (std::size_t i = 0; i < lanes_.size(); ++i)
     BringTo(i, decode_run_steps_);
   decode_run_ = false;
@@ -295,11 +297,19 @@ void Instance::SumUpLanes() {
 }
 
 int64_t Instance::NextAnonymousWork(int64_t from) const {
+  if (anonymous_phases_.empty()) return INT64_MAX;
   const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
-  int64_t next = INT64_MAX;
-  for (const int64_t phase : anonymous_phases_)
-    next = std::min(next, from + (phase - from % phases + phases) % phases);
-  return next;
+  // Few phases in use among many (a hybrid's big blocks): the nearest of them; else the
+  // first phase in use from `from` on, a few steps away.
+  if (4 * static_cast<int64_t>(anonymous_phases_.size()) < phases) {
+    int64_t next = INT64_MAX;
+    for (const int64_t phase : anonymous_phases_)
+      next = std::min(next, from + (phase - from % phases + phases) % phases);
+    return next;
+  }
+  for (int64_t step = from;; ++step) {
+    if (anonymous_by_phase_[static_cast<std::size_t>(step % phases)] > 0) return step;
+  }
 }
 
 bool Instance::AnonymousDue(const DecodeLane& lane, int64_t step) const {
@@ -320,9 +330,10 @@ void Instance::AddLaneWork(const DecodeLane& lane) {
 }
 
 void Instance::SumUpLaneWork(int64_t from) {
-  // Only the phases in use are cleared: a hybrid's block holds hundreds of tokens.
+  // Only the phases in use are cleared when they are few: a hybrid's block holds hundreds
+  // of tokens.
   const auto phases = static_cast<std::size_t>(kv_.layout().block_size);
-  if (anonymous_by_phase_.size() != phases) {
+  if (anonymous_by_phase_.size() != phases || 8 * anonymous_phases_.size() > phases) {
     anonymous_by_phase_.assign(phases, 0);
   } else {
     for (const int64_t phase : anonymous_phases_)
@@ -335,29 +346,25 @@ void Instance::SumUpLaneWork(int64_t from) {
   decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(from));
 }
 
-bool Instance::TakesSplitPrompt(const Request& r) const {
-  // Partly computed, and not finishing at the token its last chunk emits (JoinRun).
-  return r.num_computed > 0 && r.num_computed < r.num_tokens() && !r.remote_decode &&
-         !r.remote_prefilled && r.max_output_tokens - r.num_output > 1 &&
-         config_.max_model_len - r.num_tokens() > 1;
+bool Instance::Decoding(const Request& r) {
+  return r.num_computed == r.num_tokens() - 1 && r.num_computed >= r.prompt_tokens;
 }
 
 bool Instance::StartDecodeRun() {
   const std::vector<Request*>& running = scheduler_.running();
   // Speculative steps are taken one by one: each request's emitted tokens are drawn.
   if (running.empty() || config_.speculative.enabled()) return false;
-  const auto decoding = [](const Request& r) {
-    return r.num_computed == r.num_tokens() - 1 && r.num_computed >= r.prompt_tokens;
-  };
-  // Every running request decodes, but perhaps the last: a prompt split at block
-  // boundaries (or chunked), whose next chunks the run takes.
-  const bool split = !decoding(*running.back()) && TakesSplitPrompt(*running.back());
-  const auto n = static_cast<int64_t>(running.size()) - (split ? 1 : 0);
-  if (n == 0 || n > config_.max_num_batched_tokens) return false;
-  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-    if (!decoding(*running[i])) return false;
+  // The leading decodes are the run's lanes; the requests after the first that does not
+  // decode are its tail, scheduled one by one as Schedule would -- but not one whose KV is
+  // handed off when it finishes (the ordinary step does that).
+  std::size_t n = 0;
+  while (n < running.size() && Decoding(*running[n]))
+    ++n;
+  if (n == 0 || static_cast<int64_t>(n) > config_.max_num_batched_tokens) return false;
+  for (std::size_t i = n; i < running.size(); ++i) {
+    if (running[i]->remote_decode) return false;
   }
-  lanes_.resize(static_cast<std::size_t>(n));
+  lanes_.resize(n);
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     Request& r = *running[i];
     lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r)};
@@ -368,8 +375,7 @@ bool Instance::StartDecodeRun() {
   decode_run_ = true;
   decode_run_steps_ = 0;
   decode_usage_ = kv_.Usage();
-  decode_cost_.SetDecodes(n);
-  continuing_ = split ? running.back() : nullptr;
+  decode_cost_.SetDecodes(static_cast<int64_t>(n));
   return true;
 }
 
@@ -394,21 +400,23 @@ void Instance::FinishLane(std::size_t lane, int64_t step, SimTime end) {
   lanes_[lane].request = nullptr;
 }
 
-int64_t Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end) {
+int64_t Instance::SettleTailChunk(const ScheduledChunk& chunk, SimTime start, SimTime end) {
+  // As Complete and FinishStep settle a chunk.
   Request& r = *chunk.request;
-  const bool finished = scheduler_.Advance(chunk);
-  FLEETSIM_CHECK(!finished, "a request admitted into a decode run does not finish there");
   RequestRecord& record = RecordOf(r);
   if (chunk.admitted) record.first_scheduled = std::min(record.first_scheduled, start);
-  const int64_t generated = r.num_output - chunk.output_before;
+  const bool finished = scheduler_.Advance(chunk);
   if (chunk.output_before == 0 && r.num_output >= 1) record.first_token = end;
-  if (generated == 0) {  // a split prompt: its next chunk comes in the next step
-    continuing_ = &r;
-    return generated;
+  const int64_t generated = r.num_output - chunk.output_before;
+  if (finished) {
+    record.finish = end;
+    record.state = RequestState::kFinished;
+    Settle(r);
   }
-  continuing_ = nullptr;
-  FLEETSIM_CHECK(r.num_computed == r.num_tokens() - 1,
-                 "a request admitted into a decode run decodes next");
+  return generated;
+}
+
+void Instance::AddLane(Request& r, int64_t step) {
   // Counted as if it had been in the run from its first step: its context then, and its
   // counts, stand `step + 1` behind.
   const DecodeLane lane{&r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
@@ -421,9 +429,6 @@ int64_t Instance::JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime sta
   decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
   AddLaneWork(lane);
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
-  decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
-  decode_usage_ = kv_.Usage();
-  return generated;
 }
 
 bool Instance::FastDecode(SimTime until) {
@@ -431,9 +436,7 @@ bool Instance::FastDecode(SimTime until) {
   const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
   if (now_ >= until || now_ >= next_arrival) return false;
   if (!decode_run_) {
-    const auto running = static_cast<int64_t>(scheduler_.running().size());
-    if (!scheduler_.waiting().empty() && !scheduler_.AdmitsAfterDecodes(running)) return false;
-    if (!StartDecodeRun()) return false;
+    if (!scheduler_.RunCanAdmit() || !StartDecodeRun()) return false;
   }
 
   const int64_t block_size = kv_.layout().block_size;
@@ -442,31 +445,28 @@ bool Instance::FastDecode(SimTime until) {
   SimTime t = now_;
   bool ordinary_next = false;  // the next step must run the ordinary way
   while (!lanes_.empty() && t < until && t < next_arrival) {
-    // An arrival joins the run when its whole prompt fits beside the decodes: it decodes
-    // from the step after its last chunk (a prompt split at block boundaries takes the
-    // next steps, one chunk each, beside the decodes); anything else on the waiting queue
-    // -- a preempted request, a long prompt, several at once -- needs the ordinary step.
+    // The run's tail -- running requests after the decodes, a prompt split at block
+    // boundaries or admitted beside them -- and arrivals take chunks as Schedule gives
+    // them, beside the decodes; they join the decodes once they decode. Arrivals computed
+    // or decoded elsewhere, and a pool too short for the tail's chunks (a preemption),
+    // need the ordinary step.
     const auto n = static_cast<int64_t>(lanes_.size());
+    const bool tail = scheduler_.running().size() > lanes_.size();
     const bool admitting = !scheduler_.waiting().empty();
-    // A split prompt's next chunk, and the free blocks it takes at most.
-    int64_t continuation = 0;
-    int64_t continuation_blocks = 0;
-    if (continuing_ != nullptr) {
-      continuation = scheduler_.ContinuationAfterDecodes(n);
-      if (continuation <= 0) {
-        ordinary_next = true;
-        break;
-      }
-      continuation_blocks = kv_.BlocksToContinue(*continuing_, continuation);
+    if (admitting && !scheduler_.RunCanAdmit()) {
+      ordinary_next = true;
+      break;
     }
-    if (admitting) {
-      // Beside a split prompt's chunk only when it is that prompt's last: one split prompt
-      // at a time.
-      const bool last_chunk = continuing_ == nullptr ||
-                              continuation == continuing_->num_tokens() - continuing_->num_computed;
-      if (!last_chunk || !scheduler_.AdmitsAfterDecodes(n + continuation)) {
-        ordinary_next = true;
-        break;
+    // The tail's chunks, and the free blocks they take at most.
+    int64_t tail_blocks = 0;
+    tail_chunks_.clear();
+    if (tail) {
+      scheduler_.TailChunks(n, tail_chunks_);
+      for (std::size_t i = 0; i < tail_chunks_.size(); ++i) {
+        if (tail_chunks_[i] > 0) {
+          tail_blocks +=
+              kv_.BlocksToContinue(*scheduler_.running()[lanes_.size() + i], tail_chunks_[i]);
+        }
       }
     }
     // A step that ends a request ends it here, unless its KV is handed off (the ordinary
@@ -499,7 +499,7 @@ bool Instance::FastDecode(SimTime until) {
           }
         }
       }
-      if (needed + continuation_blocks > kv_.num_free_blocks()) {
+      if (needed + tail_blocks > kv_.num_free_blocks()) {
         ordinary_next = true;
         break;
       }
@@ -519,27 +519,23 @@ bool Instance::FastDecode(SimTime until) {
       }
       decode_usage_ = kv_.Usage();
       ++fast_decode_pool_steps_;
-    } else if (continuation_blocks > kv_.num_free_blocks()) {
+    } else if (tail_blocks > kv_.num_free_blocks()) {
       ordinary_next = true;
       break;
     }
     const int64_t context_sum = decode_context_sum_ + step * n;
     const int64_t context_min = decode_context_min_ + step;
     const int64_t context_max = decode_context_max_ + step;
-    // The split prompt's next chunk, then the arrival's when the pool has room for it after
-    // them (else it waits), as Schedule orders them.
-    const StepPlan* plan = continuing_ != nullptr || admitting
-                               ? &scheduler_.PlanRunStep(n, continuation, admitting)
-                               : nullptr;
+    // The tail's chunks, then arrivals' as the pool and the budget allow (else they wait),
+    // as Schedule orders them.
+    const StepPlan* plan = tail || admitting ? &scheduler_.PlanRunStep(n, tail_chunks_) : nullptr;
     const bool chunks = plan != nullptr && !plan->chunks.empty();
-    BatchShape shape;  // a step with a prefill chunk is costed like the ordinary one
+    BatchShape shape;  // a step with other chunks is costed like the ordinary one
     SimTime duration = 0;
     if (chunks) {
       shape.AddDecodes(n, context_sum, context_min, context_max);
-      for (const ScheduledChunk& chunk : plan->chunks) {
-        shape.AddPrefill(chunk.num_tokens, chunk.computed_before,
-                         chunk.computed_before + chunk.num_tokens >= chunk.request->num_tokens());
-      }
+      for (const ScheduledChunk& chunk : plan->chunks)
+        AddChunk(chunk, shape);
       duration = cost_.Cost(shape).total_ns;
       decode_usage_ = kv_.Usage();
     } else {
@@ -579,12 +575,30 @@ bool Instance::FastDecode(SimTime until) {
     }
     if (pool_work && !finishing)
       decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
-    // The chunks' requests are last in running order: they complete after the decodes.
+    // The chunks' requests come after the decodes in running order: they complete after
+    // them, and those that decode now join the decodes (the leading ones: lanes stay in
+    // running order).
     int64_t chunk_tokens = 0;
     int64_t hit_tokens = 0;
-    for (std::size_t i = 0; chunks && i < plan->chunks.size(); ++i) {
-      chunk_tokens += JoinRun(plan->chunks[i], step, start, t);
-      hit_tokens += plan->chunks[i].cached_tokens;
+    if (chunks) {
+      bool finished = false;
+      for (const ScheduledChunk& chunk : plan->chunks) {
+        chunk_tokens += SettleTailChunk(chunk, start, t);
+        hit_tokens += chunk.cached_tokens;
+        finished = finished || chunk.request->state == RequestState::kFinished;
+      }
+      if (finished) {
+        scheduler_.DropFinished();
+        std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
+          return r == nullptr || r->state == RequestState::kFinished;
+        });
+      }
+      const std::vector<Request*>& running = scheduler_.running();
+      const std::size_t before = lanes_.size();
+      while (lanes_.size() < running.size() && Decoding(*running[lanes_.size()]))
+        AddLane(*running[lanes_.size()], step);
+      if (lanes_.size() != before) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
+      decode_usage_ = kv_.Usage();
     }
     if (on_step_) {
       StepRecord record;
@@ -711,11 +725,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
-// model's; 2,112: the list of boundary phases in use; 2,120: a run's split prompt under
-// way, saved as a flag: it is the last running request.)
+// model's; 2,112: the list of boundary phases in use; 2,136: room for a run's tail chunk
+// sizes, refilled every step.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2120,
+static_assert(sizeof(Instance) == 2136,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -769,7 +783,8 @@ void Instance::Save(CheckpointWriter& w) const {
   w.I64(decode_context_min_);
   w.I64(decode_context_max_);
   w.F64(decode_usage_);
-  w.Bool(continuing_ != nullptr);  // the last running request, when a split prompt
+  // Its tail, the running requests after its lanes (a check: it follows from them).
+  w.U64(decode_run_ ? scheduler_.running().size() - lanes_.size() : 0);
 }
 
 void Instance::Load(CheckpointReader& r) {
@@ -838,12 +853,9 @@ void Instance::Load(CheckpointReader& r) {
   decode_context_min_ = r.I64();
   decode_context_max_ = r.I64();
   decode_usage_ = r.F64();
-  if (r.Bool()) {
-    const std::vector<Request*>& running = scheduler_.running();
-    r.Require(decode_run_ && !running.empty() && !running.back()->prefill_done(),
-              "a decode run's split prompt is the last running request");
-    continuing_ = running.back();
-  }
+  const uint64_t tail = r.U64();
+  r.Require(tail == (decode_run_ ? scheduler_.running().size() - lanes_.size() : 0),
+            "a decode run's lanes lead the running requests");
   // What a run sums over its lanes is summed again (its work by phase is not saved); the
   // saved sums must agree.
   if (decode_run_) {

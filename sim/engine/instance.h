@@ -83,9 +83,12 @@ class Instance {
   void OnHandOff(HandOffHook hand_off) { on_hand_off_ = std::move(hand_off); }
   // Requests whose KV is still being sent.
   int64_t num_sending() const { return static_cast<int64_t>(sending_.size()); }
-  // Whether a decode run is taking the chunks of a prompt split at block boundaries (mamba
-  // align mode): its last running request's.
-  bool continues_split_prompt() const { return continuing_ != nullptr; }
+  // The running requests after a decode run's lanes, which it schedules one by one (a
+  // prompt split at block boundaries, an arrival admitted beside the decodes); 0 without
+  // a run.
+  int64_t decode_run_tail() const {
+    return decode_run_ ? static_cast<int64_t>(scheduler_.running().size() - lanes_.size()) : 0;
+  }
   // Runs every step that starts before `until`; a step in progress may end after it.
   void RunUntil(SimTime until);
   // Whether stretches of pure-decode steps are advanced in bulk (on by default); off
@@ -156,26 +159,29 @@ class Instance {
   // commit with `duration`, which moves the clock to the step's end.
   std::optional<BatchShape> PlanStep();
   void FinishStep(const BatchShape& shape, SimTime duration);
-  // Advances decode steps in one move until an event needs the ordinary step (a finish
-  // whose KV is handed off, a pool too short for the next step's blocks, a waiting request
-  // that cannot join) or the window ends or the next arrival is due, doing only the pool
-  // work of the steps that have some: a request that finishes leaves the run at its last
-  // step, and an arrival whose prompt fits beside the decodes joins it (after its last
-  // chunk, when align mode splits it), as the ordinary step would settle them; false when
-  // the next step must run the ordinary way. A decode run outlives a window: the requests' counts
-  // are brought up to date only where the run does pool work and when it ends (EndDecodeRun), so a
-  // window that only advances decodes reads the run's lanes, not every request.
+  // Advances steps in one move until an event needs the ordinary step (a finish whose KV
+  // is handed off, a pool too short for the next step's blocks, an arrival computed or
+  // decoded elsewhere) or the window ends or the next arrival is due. The leading running
+  // requests that decode are the run's lanes, taken in bulk, doing only the pool work of
+  // the steps that have some; the running requests after them -- its tail: a prompt split
+  // at block boundaries, an arrival admitted beside the decodes -- and arrivals are
+  // scheduled one by one as Schedule would, and join the lanes once they decode. Finishes
+  // are settled as the ordinary step would settle them. A decode run outlives a window:
+  // the lanes' counts are brought up to date only where the run does pool work and when
+  // it ends (EndDecodeRun), so a window that only advances decodes reads the run's lanes,
+  // not every request.
   bool FastDecode(SimTime until);
   bool StartDecodeRun();
-  // Whether a running request that is computing its prompt can be a decode run's split
-  // prompt (Request::prefill_done is false until its last chunk).
-  bool TakesSplitPrompt(const Request& request) const;
+  // Whether a running request decodes next (its prompt computed, one token to compute).
+  static bool Decoding(const Request& request);
   // Brings every request of the run to the steps taken and ends it; before anything else
   // reads or changes the running requests.
   void EndDecodeRun();
   // Brings the lane's request to `step` steps of the run.
   void BringTo(std::size_t lane, int64_t step);
   BatchShape ShapeOf(const StepPlan& plan) const;
+  // Adds a scheduled chunk to a step's shape, as vLLM's batch holds it.
+  static void AddChunk(const ScheduledChunk& chunk, BatchShape& shape);
 
   KvCacheManager kv_;
   Scheduler scheduler_;
@@ -230,10 +236,11 @@ class Instance {
   // Settles the lane's request, whose last token the run's `step` (ending at `end`) made,
   // and frees its blocks; the lane is left empty (request nullptr) for the caller to drop.
   void FinishLane(std::size_t lane, int64_t step, SimTime end);
-  // Completes the chunk of a request admitted (or continued) beside the run's `step` (from
-  // `start` to `end`); once its prompt is computed, adds its lane: it decodes from the next
-  // step on. The tokens the chunk generated (0 for a split prompt's first chunks, else 1).
-  int64_t JoinRun(const ScheduledChunk& chunk, int64_t step, SimTime start, SimTime end);
+  // Settles a chunk of the run's tail or an admission beside the decodes, from `start` to
+  // `end`, as Complete and FinishStep do; the tokens it generated.
+  int64_t SettleTailChunk(const ScheduledChunk& chunk, SimTime start, SimTime end);
+  // Adds a lane for a request that decodes from the run's next step after `step`.
+  void AddLane(Request& request, int64_t step);
   bool decode_run_ = false;
   int64_t decode_run_steps_ = 0;      // steps taken
   int64_t decode_run_end_ = 0;        // the first step that would finish a request
@@ -248,9 +255,7 @@ class Instance {
   // tokens in a hybrid); the other lanes' first step with work.
   std::vector<int64_t> anonymous_by_phase_;
   std::vector<int64_t> anonymous_phases_;
-  // The last running request, admitted into the run with its prompt split at block
-  // boundaries (mamba align mode): its next chunk comes in the run's next step.
-  Request* continuing_ = nullptr;
+  std::vector<int64_t> tail_chunks_;  // the tail's chunk sizes this step (Scheduler::TailChunks)
   int64_t named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };

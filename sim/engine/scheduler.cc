@@ -171,38 +171,45 @@ bool Scheduler::AdmitFront(int64_t& budget) {
   return true;
 }
 
-bool Scheduler::AdmitsAfterDecodes(int64_t tokens) const {
-  if (waiting_.size() != 1 || config_.speculative.enabled()) return false;
-  const Request& r = *waiting_.front();
-  if (r.num_preemptions > 0 || r.remote_prefilled || r.remote_decode) return false;
-  if (static_cast<int>(running_.size()) >= config_.max_num_seqs) return false;
-  // Its whole prompt fits the step, whatever its prefix hit (a hit only shortens it; align
-  // mode may split it, and the run takes the rest in its next steps)...
-  const int64_t budget = config_.max_num_batched_tokens - tokens;
-  const int64_t threshold = config_.long_prefill_token_threshold;
-  if (r.num_tokens() > budget || (threshold > 0 && r.num_tokens() > threshold)) return false;
-  // ... and its first token is not its last.
-  return r.max_output_tokens - r.num_output > 1 && config_.max_model_len - r.num_tokens() > 1;
+void Scheduler::TailChunks(int64_t decodes, std::vector<int64_t>& sizes) const {
+  sizes.clear();
+  // Schedule's running loop, reaching the tail after one token per decode.
+  int64_t budget = config_.max_num_batched_tokens - decodes;
+  for (std::size_t i = static_cast<std::size_t>(decodes); i < running_.size(); ++i) {
+    const int64_t n = budget > 0 ? RunningChunk(*running_[i], budget) : 0;
+    sizes.push_back(n);
+    if (n > 0) budget -= n;
+  }
 }
 
-int64_t Scheduler::ContinuationAfterDecodes(int64_t decodes) const {
-  // Schedule reaches the last running request after one token per decode.
-  return RunningChunk(*running_.back(), config_.max_num_batched_tokens - decodes);
+bool Scheduler::RunCanAdmit() const {
+  const std::size_t room =
+      static_cast<std::size_t>(std::max<int64_t>(0, config_.max_num_seqs - std::ssize(running_)));
+  for (std::size_t i = 0; i < waiting_.size() && i < room; ++i) {
+    if (waiting_[i]->remote_prefilled || waiting_[i]->remote_decode) return false;
+  }
+  return true;
 }
 
-const StepPlan& Scheduler::PlanRunStep(int64_t decodes, int64_t continuation, bool admit) {
+const StepPlan& Scheduler::PlanRunStep(int64_t decodes, const std::vector<int64_t>& sizes) {
+  FLEETSIM_CHECK(static_cast<std::size_t>(decodes) + sizes.size() == running_.size(),
+                 "a chunk size for every request after the decodes");
   plan_.chunks.clear();
   plan_.preempted.clear();
   int64_t budget = config_.max_num_batched_tokens - decodes;
-  if (continuation > 0) {
-    Request* request = running_.back();
-    FLEETSIM_CHECK(kv_cache_.Allocate(*request, continuation, no_hit_, false),
-                   "a continued prompt's blocks were counted free");
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] <= 0) continue;
+    Request* request = running_[static_cast<std::size_t>(decodes) + i];
+    FLEETSIM_CHECK(kv_cache_.Allocate(*request, sizes[i], no_hit_, false),
+                   "a decode run's tail chunk was counted free");
     plan_.chunks.push_back(
-        {request, continuation, request->num_computed, false, 0, request->num_output, 0});
-    budget -= continuation;
+        {request, sizes[i], request->num_computed, false, 0, request->num_output, 0});
+    budget -= sizes[i];
   }
-  if (admit) AdmitFront(budget);
+  while (!waiting_.empty() && budget > 0 &&
+         static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    if (!AdmitFront(budget)) break;
+  }
   plan_.total_tokens = 0;
   for (const ScheduledChunk& chunk : plan_.chunks)
     plan_.total_tokens += chunk.num_tokens;

@@ -101,22 +101,20 @@ class Scheduler {
   // finished (and was freed); the caller drops it from the running list (DropFinished).
   bool Advance(const ScheduledChunk& chunk);
 
-  // For an instance's decode run (Instance::FastDecode), whose running requests all decode
-  // but perhaps the last, a prompt split at block boundaries: whether the one waiting
-  // request is plain (fresh, not remote, no drafts) and its whole prompt fits the step
-  // after `tokens` scheduled tokens, at any prefix hit, without finishing at its first
-  // token. It is admitted in one chunk, or in mamba align mode in chunks split at block
-  // boundaries, the run taking the rest in its next steps.
-  bool AdmitsAfterDecodes(int64_t tokens) const;
-  // The tokens of the split prompt's next chunk beside `decodes` decodes, as Schedule's
-  // running loop sizes it (0 or less: none this step).
-  int64_t ContinuationAfterDecodes(int64_t decodes) const;
-  // A decode run's step beside `decodes` decodes, after their blocks are allocated: the
-  // chunks Schedule would add, in its order -- `continuation` tokens of the split prompt
-  // (0: none; the caller made sure the pool has room, KvCacheManager::BlocksToContinue),
-  // then, with `admit`, the waiting request, admitted as Schedule's waiting loop would
-  // (it stays waiting when the pool is short). Valid until the next call.
-  const StepPlan& PlanRunStep(int64_t decodes, int64_t continuation, bool admit);
+  // For an instance's decode run (Instance::FastDecode), whose first `decodes` running
+  // requests decode (their blocks allocated in bulk by the run), the rest -- its tail --
+  // scheduled one by one. The chunks Schedule's running loop gives the tail, in running
+  // order, into `sizes` (0 or less: none this step).
+  void TailChunks(int64_t decodes, std::vector<int64_t>& sizes) const;
+  // Whether every waiting request Schedule's waiting loop could reach is one a decode run
+  // admits as that loop would: not computed or decoded elsewhere (prefill/decode
+  // disaggregation's requests take the ordinary step).
+  bool RunCanAdmit() const;
+  // A decode run's step, after the decodes' blocks are allocated: the chunks Schedule
+  // would add, in its order -- the tail's `sizes` (the caller made sure the pool has room
+  // for them, KvCacheManager::BlocksToContinue), then waiting requests, admitted as
+  // Schedule's waiting loop would. Valid until the next call.
+  const StepPlan& PlanRunStep(int64_t decodes, const std::vector<int64_t>& sizes);
   // Drops from the running list the requests a caller finished and freed in its place
   // (Instance's decode runs, which settle a step's finishes as Complete would).
   void DropFinished();

@@ -171,7 +171,7 @@ void ExpectSameSteps(const std::vector<StepRecord>& a, const std::vector<StepRec
 struct InFlight {
   int64_t sending = 0;         // handed-off requests whose KV was still being sent
   int64_t drafts_pending = 0;  // drafts carried across the cut into the next step
-  int64_t split_prompts = 0;   // decode runs taking a split prompt's chunks
+  int64_t run_tails = 0;       // decode runs scheduling requests after their lanes
 };
 
 // Runs to `cut`, saves, loads into a fresh instance; both run to the end.
@@ -186,7 +186,7 @@ void ExpectContinuesIdentically(const EngineSetup& setup, uint32_t seed, SimTime
   ASSERT_FALSE(original.engine->idle());  // a busy instance is cut
   if (in_flight) {
     in_flight->sending += original.engine->num_sending();
-    in_flight->split_prompts += original.engine->continues_split_prompt() ? 1 : 0;
+    in_flight->run_tails += original.engine->decode_run_tail() > 0 ? 1 : 0;
   }
 
   CheckpointWriter saved;
@@ -264,8 +264,8 @@ TEST(InstanceCheckpoint, ContinuesIdenticallySpeculative) {
   EXPECT_GT(in_flight.drafts_pending, 0) << "no cut caught a request carrying drafts";
 }
 
-// A hybrid in mamba align mode on 8-token blocks: prompts split at block boundaries join
-// decode runs a chunk per step, and some cuts catch a run between two of the chunks.
+// A hybrid in mamba align mode on 8-token blocks: prompts split at block boundaries are
+// the tails of decode runs, a chunk per step, and some cuts catch a run between two.
 TEST(InstanceCheckpoint, ContinuesIdenticallyWithSplitPromptsInDecodeRuns) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});
@@ -289,7 +289,7 @@ TEST(InstanceCheckpoint, ContinuesIdenticallyWithSplitPromptsInDecodeRuns) {
       }
     }
   }
-  EXPECT_GT(in_flight.split_prompts, 0) << "no cut caught a split prompt under way";
+  EXPECT_GT(in_flight.run_tails, 0) << "no cut caught a run with a split prompt under way";
 }
 
 // Prefill/decode disaggregation: handed-off requests holding their blocks until their KV
