@@ -270,29 +270,32 @@ void Instance::BringTo(std::size_t lane, int64_t step) {
   kv_.CatchUpHashedBlocks(r);
 }
 
-int64_t Instance::LaneEnd(const DecodeLane& lane) const {
+Instance::DecodeLane Instance::MakeLane(Request& r, int64_t next_work, int64_t synced,
+                                        int64_t anonymous) const {
+  DecodeLane lane{&r, next_work, synced, anonymous};
+  // A lane that joined the run later stands behind it: its context "at step 0" may be
+  // negative.
+  lane.context = r.num_computed - synced;
   // The run step whose token is the request's last: its counts as they stood at step 0.
-  const Request& r = *lane.request;
-  return std::min(r.max_output_tokens - (r.num_output - lane.synced) - 1,
-                  config_.max_model_len - (r.num_tokens() - lane.synced) - 1);
+  lane.end = std::min(r.max_output_tokens - (r.num_output - synced) - 1,
+                      config_.max_model_len - (r.num_tokens() - synced) - 1);
+  lane.hands_off = r.remote_decode;
+  return lane;
 }
 
 void Instance::SumUpLanes() {
   // Contexts as they stood at the run's first step, whatever step each lane is synced to.
   decode_run_end_ = INT64_MAX;
   decode_context_sum_ = 0;
-  // A lane that joined the run later stands behind it: its context "at step 0" may be
-  // negative.
   decode_context_min_ = INT64_MAX;
   decode_context_max_ = INT64_MIN;
   decode_run_hand_offs_ = 0;
   for (const DecodeLane& lane : lanes_) {
-    decode_run_hand_offs_ += lane.request->remote_decode ? 1 : 0;
-    const int64_t c = lane.request->num_computed - lane.synced;
-    decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
-    decode_context_sum_ += c;
-    decode_context_min_ = std::min(decode_context_min_, c);
-    decode_context_max_ = std::max(decode_context_max_, c);
+    decode_run_hand_offs_ += lane.hands_off ? 1 : 0;
+    decode_run_end_ = std::min(decode_run_end_, lane.end);
+    decode_context_sum_ += lane.context;
+    decode_context_min_ = std::min(decode_context_min_, lane.context);
+    decode_context_max_ = std::max(decode_context_max_, lane.context);
   }
 }
 
@@ -367,7 +370,7 @@ bool Instance::StartDecodeRun() {
   lanes_.resize(n);
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     Request& r = *running[i];
-    lanes_[i] = {&r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r)};
+    lanes_[i] = MakeLane(r, kv_.DecodeStepsWithoutPoolWork(r), 0, kv_.AnonymousDecodeBlocks(r));
   }
   SumUpLanes();
   SumUpLaneWork(0);
@@ -381,7 +384,7 @@ bool Instance::StartDecodeRun() {
 
 bool Instance::FinishingLanesHandOff(int64_t step) const {
   for (const DecodeLane& lane : lanes_) {
-    if (lane.request->remote_decode && LaneEnd(lane) == step) return true;
+    if (lane.hands_off && lane.end == step) return true;
   }
   return false;
 }
@@ -419,14 +422,14 @@ int64_t Instance::SettleTailChunk(const ScheduledChunk& chunk, SimTime start, Si
 void Instance::AddLane(Request& r, int64_t step) {
   // Counted as if it had been in the run from its first step: its context then, and its
   // counts, stand `step + 1` behind.
-  const DecodeLane lane{&r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
-                        kv_.AnonymousDecodeBlocks(r)};
+  const DecodeLane lane = MakeLane(r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
+                                   kv_.AnonymousDecodeBlocks(r));
   lanes_.push_back(lane);
-  const int64_t c = r.num_computed - lane.synced;
-  decode_context_sum_ += c;
-  decode_context_min_ = std::min(decode_context_min_, c);
-  decode_context_max_ = std::max(decode_context_max_, c);
-  decode_run_end_ = std::min(decode_run_end_, LaneEnd(lane));
+  decode_context_sum_ += lane.context;
+  decode_context_min_ = std::min(decode_context_min_, lane.context);
+  decode_context_max_ = std::max(decode_context_max_, lane.context);
+  decode_run_end_ = std::min(decode_run_end_, lane.end);
+  decode_run_hand_offs_ += lane.hands_off ? 1 : 0;
   AddLaneWork(lane);
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
 }
@@ -555,7 +558,7 @@ bool Instance::FastDecode(SimTime until) {
           kv_.CommitStep(*lane.request);
           lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
         }
-        if (finishing && LaneEnd(lane) == step) {
+        if (finishing && lane.end == step) {
           FinishLane(i, step, t);
           continue;
         }
@@ -845,6 +848,9 @@ void Instance::Load(CheckpointReader& r) {
     lane.next_work = r.I64();
     lane.synced = r.I64();
     lane.anonymous = r.I64();
+    // What the lane keeps of its request follows from the request.
+    if (lane.request != nullptr)
+      lane = MakeLane(*lane.request, lane.next_work, lane.synced, lane.anonymous);
   }
   decode_run_steps_ = r.I64();
   decode_run_end_ = r.I64();

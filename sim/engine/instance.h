@@ -217,10 +217,16 @@ class Instance {
     int64_t next_work = 0;
     int64_t synced = 0;     // the step the request's counts stand at
     int64_t anonymous = 0;  // blocks per boundary when they are only counted, else 0
+    // Kept so that summing the lanes reads no request (they move with `synced`): the
+    // context as it stood at the run's first step, the run step that makes the request's
+    // last token, and whether its KV is handed off then.
+    int64_t context = 0;
+    int64_t end = 0;
+    bool hands_off = false;
   };
   std::vector<DecodeLane> lanes_;
-  // The run step that makes the lane's request's last token.
-  int64_t LaneEnd(const DecodeLane& lane) const;
+  // A lane for `request`, its counts standing at run step `synced`.
+  DecodeLane MakeLane(Request& request, int64_t next_work, int64_t synced, int64_t anonymous) const;
   // The run's end and its contexts at its first step, from the lanes.
   void SumUpLanes();
   // The first step from `from` where lanes with anonymous blocks reach a boundary.
