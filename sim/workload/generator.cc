@@ -145,11 +145,24 @@ class Sessions : public GeneratedWorkload {
     SimTime next_arrival = 0;
     PromptBuilder prompt{0};
     RequestClass kind{};  // every turn of a conversation is of one class
-
-    auto Key() const { return std::make_tuple(next_arrival, id, next_turn); }
+  };
+  // A session's next turn in the heap: its key and the session's slot (a key moves
+  // through the heap more cheaply than a conversation's history).
+  struct Turn {
+    SimTime arrival = 0;
+    int64_t session = 0;
+    int64_t turn = 0;
+    std::size_t slot = 0;
+    auto Key() const { return std::make_tuple(arrival, session, turn); }
   };
   // Orders the heap so that its front is the earliest (time, session, turn).
-  static bool Later(const Session& a, const Session& b) { return a.Key() > b.Key(); }
+  static bool Later(const Turn& a, const Turn& b) { return a.Key() > b.Key(); }
+
+  void Enqueue(std::size_t slot) {
+    const Session& s = sessions_[slot];
+    pending_.push_back({s.next_arrival, s.id, s.next_turn, slot});
+    std::push_heap(pending_.begin(), pending_.end(), Later);
+  }
 
   bool MayStart() const {
     const auto& count = spec_.sessions->count;
@@ -157,7 +170,14 @@ class Sessions : public GeneratedWorkload {
   }
 
   void StartSession() {
-    Session s;
+    std::size_t slot = sessions_.size();
+    if (free_slots_.empty()) {
+      sessions_.emplace_back();
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+    }
+    Session& s = sessions_[slot];
     s.id = next_session_++;
     s.next_arrival = next_start_;
     s.kind = ClassOf(s.id);
@@ -165,8 +185,7 @@ class Sessions : public GeneratedWorkload {
     s.turns = spec_.sessions->turns.Sample(turns);
     s.prompt = PromptBuilder(spec_.hash_block_size);
     s.prompt.Append(Stream(StreamPurpose::kSystemPrompt), spec_.sessions->system_prompt_tokens);
-    pending_.push_back(std::move(s));
-    std::push_heap(pending_.begin(), pending_.end(), Later);
+    Enqueue(slot);
     next_start_ = arrivals_.Next();
   }
 
@@ -179,8 +198,9 @@ class Sessions : public GeneratedWorkload {
     }
     if (pending_.empty()) return std::nullopt;
     std::pop_heap(pending_.begin(), pending_.end(), Later);
-    Session s = std::move(pending_.back());
+    const std::size_t slot = pending_.back().slot;
     pending_.pop_back();
+    Session& s = sessions_[slot];
 
     const int64_t turn = s.next_turn++;
     WorkloadRequest r;
@@ -202,8 +222,10 @@ class Sessions : public GeneratedWorkload {
       const double think_s = think.Exponential() * spec_.sessions->think_time_s;
       s.next_arrival = std::min(
           s.next_arrival + SecondsToSimTime(std::min(think_s, kMaxSimSeconds)), 2 * kMaxSimTime);
-      pending_.push_back(std::move(s));
-      std::push_heap(pending_.begin(), pending_.end(), Later);
+      Enqueue(slot);
+    } else {
+      s = Session{};  // its history goes; the slot serves a later session
+      free_slots_.push_back(slot);
     }
     return r;
   }
@@ -211,7 +233,9 @@ class Sessions : public GeneratedWorkload {
   ArrivalProcess arrivals_;
   SimTime next_start_;
   int64_t next_session_ = 0;
-  std::vector<Session> pending_;  // a min-heap by Key(): one entry per active session
+  std::vector<Session> sessions_;        // the active ones, by slot
+  std::vector<std::size_t> free_slots_;  // slots of ended sessions
+  std::vector<Turn> pending_;            // a min-heap by Key(): one entry per active session
 };
 
 }  // namespace
