@@ -161,32 +161,35 @@ GridTable::Position GridTable::LocateOn(std::size_t i, double x, const Position&
 }
 
 template <bool kNeedSet>
-void GridTable::SumCorners(const std::size_t* lower, const double* weight, Reading& reading) const {
-  const auto corner = [&](double w, std::size_t flat) {
-    if (w == 0) return;
-    reading.value += w * values_[flat];
-    if constexpr (kNeedSet) reading.unset = reading.unset || !set_[flat];
-  };
-  // Tables of one and two axes -- nearly every read -- unrolled: the same corners, weights
-  // and order as the loop below, so the same value bit for bit.
-  if (axes_.size() == 1) {
-    corner(1 - weight[0], lower[0] * strides_[0]);
-    if (axes_[0].size() > 1) corner(weight[0], (lower[0] + 1) * strides_[0]);
-    return;
+void GridTable::AddCorner(double w, std::size_t flat, Reading& reading) const {
+  if (w == 0) return;
+  reading.value += w * values_[flat];
+  if constexpr (kNeedSet) reading.unset = reading.unset || !set_[flat];
+}
+
+// Tables of one and two axes -- nearly every read -- are summed unrolled (this and
+// SumCorners): the same corners, weights and order as SumManyAxes, so the same value bit
+// for bit.
+template <bool kNeedSet>
+void GridTable::SumTwoAxes(const std::size_t* lower, const double* weight, Reading& reading) const {
+  const bool upper0 = axes_[0].size() > 1;
+  const bool upper1 = axes_[1].size() > 1;
+  const double below0 = 1 - weight[0];
+  const double below1 = 1 - weight[1];
+  const std::size_t flat0 = lower[0] * strides_[0];
+  const std::size_t flat1 = lower[1] * strides_[1];
+  AddCorner<kNeedSet>(below0 * below1, flat0 + flat1, reading);
+  if (upper0) AddCorner<kNeedSet>(weight[0] * below1, flat0 + strides_[0] + flat1, reading);
+  if (upper1) AddCorner<kNeedSet>(below0 * weight[1], flat0 + flat1 + strides_[1], reading);
+  if (upper0 && upper1) {
+    AddCorner<kNeedSet>(weight[0] * weight[1], flat0 + strides_[0] + flat1 + strides_[1], reading);
   }
-  if (axes_.size() == 2) {
-    const bool upper0 = axes_[0].size() > 1;
-    const bool upper1 = axes_[1].size() > 1;
-    const double below0 = 1 - weight[0];
-    const double below1 = 1 - weight[1];
-    const std::size_t flat0 = lower[0] * strides_[0];
-    const std::size_t flat1 = lower[1] * strides_[1];
-    corner(below0 * below1, flat0 + flat1);
-    if (upper0) corner(weight[0] * below1, flat0 + strides_[0] + flat1);
-    if (upper1) corner(below0 * weight[1], flat0 + flat1 + strides_[1]);
-    if (upper0 && upper1) corner(weight[0] * weight[1], flat0 + strides_[0] + flat1 + strides_[1]);
-    return;
-  }
+}
+
+// Kept out of line: its 4 KB of corner weights stay off the frame of the common reads.
+template <bool kNeedSet>
+[[gnu::noinline]] void GridTable::SumManyAxes(const std::size_t* lower, const double* weight,
+                                              Reading& reading) const {
   // Sum over the 2^rank corners of the cell in mask order (bit i set: the upper end on axis
   // i), each corner's weight the product of its axes' factors taken from axis 0 up. The
   // products are built axis by axis, each prefix once: corner m's weight after axis i is
@@ -210,7 +213,19 @@ void GridTable::SumCorners(const std::size_t* lower, const double* weight, Readi
     corners *= 2;
   }
   for (std::size_t mask = 0; mask < corners; ++mask)
-    corner(w[mask], flat[mask]);
+    AddCorner<kNeedSet>(w[mask], flat[mask], reading);
+}
+
+template <bool kNeedSet>
+void GridTable::SumCorners(const std::size_t* lower, const double* weight, Reading& reading) const {
+  if (axes_.size() == 1) {
+    AddCorner<kNeedSet>(1 - weight[0], lower[0] * strides_[0], reading);
+    if (axes_[0].size() > 1) AddCorner<kNeedSet>(weight[0], (lower[0] + 1) * strides_[0], reading);
+  } else if (axes_.size() == 2) {
+    SumTwoAxes<kNeedSet>(lower, weight, reading);
+  } else {
+    SumManyAxes<kNeedSet>(lower, weight, reading);
+  }
 }
 
 template <bool kNeedSet>
@@ -261,7 +276,7 @@ double GridTable::LookupAt(const Position& first, const Position& second) const 
   const std::size_t lower[] = {first.lower, second.lower};
   const double weight[] = {first.weight, second.weight};
   Reading reading;
-  SumCorners<false>(lower, weight, reading);
+  SumTwoAxes<false>(lower, weight, reading);
   if (first.outside || second.outside) out_of_grid_.value.fetch_add(1, std::memory_order_relaxed);
   return reading.value;
 }

@@ -105,9 +105,16 @@ class GridTable {
   };
   template <bool kNeedSet>
   Reading Read(std::span<const double> point) const;
-  // The corner sum of the cell at per-axis `lower` ends and upper-end `weight`s.
+  // The corner sum of the cell at per-axis `lower` ends and upper-end `weight`s; its parts
+  // for two axes and for more, and one corner's term.
   template <bool kNeedSet>
   void SumCorners(const std::size_t* lower, const double* weight, Reading& reading) const;
+  template <bool kNeedSet>
+  void SumTwoAxes(const std::size_t* lower, const double* weight, Reading& reading) const;
+  template <bool kNeedSet>
+  void SumManyAxes(const std::size_t* lower, const double* weight, Reading& reading) const;
+  template <bool kNeedSet>
+  void AddCorner(double w, std::size_t flat, Reading& reading) const;
 
   std::vector<std::vector<double>> axes_;
   std::vector<std::size_t> strides_;
