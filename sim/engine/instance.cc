@@ -197,33 +197,7 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
   const SimTime start = now_;
   last_active_ = start;
   const SimTime end = start + duration;
-  // A request is first scheduled when first admitted, and its first token comes in the
-  // step its output leaves zero; output, prefix-hit and preemption counts go into its
-  // record when it settles. So only such steps touch records.
-  for (const ScheduledChunk& chunk : plan.chunks) {
-    if (!chunk.admitted) continue;
-    RequestRecord& record = RecordOf(*chunk.request);
-    record.first_scheduled = std::min(record.first_scheduled, start);
-  }
-  const std::vector<Request*>& finished = scheduler_.Complete(plan);
-  int64_t generated = 0;
-  for (const ScheduledChunk& chunk : plan.chunks) {
-    const Request& r = *chunk.request;
-    generated += r.num_output - chunk.output_before;
-    if (chunk.output_before == 0 && r.num_output >= 1) RecordOf(r).first_token = end;
-  }
-  for (Request* r : finished) {
-    RequestRecord& record = RecordOf(*r);
-    record.finish = end;
-    record.state = RequestState::kFinished;
-    if (r->remote_decode) HandOff(*r, end);
-    Settle(*r);
-  }
-  if (!finished.empty()) {
-    std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
-      return r == nullptr || r->state == RequestState::kFinished;
-    });
-  }
+  const int64_t generated = SettleChunks(plan, start, end);
   ++steps_;
   busy_ += duration;
   now_ = end;
@@ -403,18 +377,33 @@ void Instance::FinishLane(std::size_t lane, int64_t step, SimTime end) {
   lanes_[lane].request = nullptr;
 }
 
-int64_t Instance::SettleTailChunk(const ScheduledChunk& chunk, SimTime start, SimTime end) {
-  // As Complete and FinishStep settle a chunk.
-  Request& r = *chunk.request;
-  RequestRecord& record = RecordOf(r);
-  if (chunk.admitted) record.first_scheduled = std::min(record.first_scheduled, start);
-  const bool finished = scheduler_.Advance(chunk);
-  if (chunk.output_before == 0 && r.num_output >= 1) record.first_token = end;
-  const int64_t generated = r.num_output - chunk.output_before;
-  if (finished) {
+int64_t Instance::SettleChunks(const StepPlan& plan, SimTime start, SimTime end) {
+  // A request is first scheduled when first admitted, and its first token comes in the
+  // step its output leaves zero; output, prefix-hit and preemption counts go into its
+  // record when it settles. So only such steps touch records.
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    if (!chunk.admitted) continue;
+    RequestRecord& record = RecordOf(*chunk.request);
+    record.first_scheduled = std::min(record.first_scheduled, start);
+  }
+  const std::vector<Request*>& finished = scheduler_.Complete(plan);
+  int64_t generated = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    const Request& r = *chunk.request;
+    generated += r.num_output - chunk.output_before;
+    if (chunk.output_before == 0 && r.num_output >= 1) RecordOf(r).first_token = end;
+  }
+  for (Request* r : finished) {
+    RequestRecord& record = RecordOf(*r);
     record.finish = end;
     record.state = RequestState::kFinished;
-    Settle(r);
+    if (r->remote_decode) HandOff(*r, end);
+    Settle(*r);
+  }
+  if (!finished.empty()) {
+    std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
+      return r == nullptr || r->state == RequestState::kFinished;
+    });
   }
   return generated;
 }
@@ -460,18 +449,8 @@ bool Instance::FastDecode(SimTime until) {
       ordinary_next = true;
       break;
     }
-    // The tail's chunks, and the free blocks they take at most.
-    int64_t tail_blocks = 0;
-    tail_chunks_.clear();
-    if (tail) {
-      scheduler_.TailChunks(n, tail_chunks_);
-      for (std::size_t i = 0; i < tail_chunks_.size(); ++i) {
-        if (tail_chunks_[i] > 0) {
-          tail_blocks +=
-              kv_.BlocksToContinue(*scheduler_.running()[lanes_.size() + i], tail_chunks_[i]);
-        }
-      }
-    }
+    // The free blocks the tail's chunks take at most.
+    const int64_t tail_blocks = tail ? scheduler_.TailBlocks(n) : 0;
     // A step that ends a request ends it here, unless its KV is handed off (the ordinary
     // step does that).
     const bool finishing = step == decode_run_end_;
@@ -531,7 +510,7 @@ bool Instance::FastDecode(SimTime until) {
     const int64_t context_max = decode_context_max_ + step;
     // The tail's chunks, then arrivals' as the pool and the budget allow (else they wait),
     // as Schedule orders them.
-    const StepPlan* plan = tail || admitting ? &scheduler_.PlanRunStep(n, tail_chunks_) : nullptr;
+    const StepPlan* plan = tail || admitting ? &scheduler_.PlanRunStep(n) : nullptr;
     const bool chunks = plan != nullptr && !plan->chunks.empty();
     BatchShape shape;  // a step with other chunks is costed like the ordinary one
     SimTime duration = 0;
@@ -584,18 +563,9 @@ bool Instance::FastDecode(SimTime until) {
     int64_t chunk_tokens = 0;
     int64_t hit_tokens = 0;
     if (chunks) {
-      bool finished = false;
-      for (const ScheduledChunk& chunk : plan->chunks) {
-        chunk_tokens += SettleTailChunk(chunk, start, t);
+      chunk_tokens = SettleChunks(*plan, start, t);
+      for (const ScheduledChunk& chunk : plan->chunks)
         hit_tokens += chunk.cached_tokens;
-        finished = finished || chunk.request->state == RequestState::kFinished;
-      }
-      if (finished) {
-        scheduler_.DropFinished();
-        std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
-          return r == nullptr || r->state == RequestState::kFinished;
-        });
-      }
       const std::vector<Request*>& running = scheduler_.running();
       const std::size_t before = lanes_.size();
       while (lanes_.size() < running.size() && Decoding(*running[lanes_.size()]))
@@ -728,11 +698,10 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
-// model's; 2,112: the list of boundary phases in use; 2,136: room for a run's tail chunk
-// sizes, refilled every step.)
+// model's; 2,112: the list of boundary phases in use.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2136,
+static_assert(sizeof(Instance) == 2112,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -865,13 +834,13 @@ void Instance::Load(CheckpointReader& r) {
   // What a run sums over its lanes is summed again (its work by phase is not saved); the
   // saved sums must agree.
   if (decode_run_) {
-    const auto saved = std::tie(decode_run_end_, decode_context_sum_, decode_context_min_,
-                                decode_context_max_, decode_next_work_);
-    const auto as_saved = std::make_tuple(decode_run_end_, decode_context_sum_, decode_context_min_,
-                                          decode_context_max_, decode_next_work_);
+    const auto summed = std::tie(decode_run_end_, decode_context_sum_, decode_context_min_,
+                                 decode_context_max_, decode_next_work_);
+    const auto saved = std::make_tuple(decode_run_end_, decode_context_sum_, decode_context_min_,
+                                       decode_context_max_, decode_next_work_);
     SumUpLanes();
     SumUpLaneWork(decode_run_steps_);
-    r.Require(saved == as_saved, "a decode run's sums match its lanes");
+    r.Require(summed == saved, "a decode run's sums match its lanes");
   }
   // The step costs of a run's batch size are a cache, a function of the cost model alone.
   if (decode_run_) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));

@@ -242,9 +242,9 @@ class Instance {
   // Settles the lane's request, whose last token the run's `step` (ending at `end`) made,
   // and frees its blocks; the lane is left empty (request nullptr) for the caller to drop.
   void FinishLane(std::size_t lane, int64_t step, SimTime end);
-  // Settles a chunk of the run's tail or an admission beside the decodes, from `start` to
-  // `end`, as Complete and FinishStep do; the tokens it generated.
-  int64_t SettleTailChunk(const ScheduledChunk& chunk, SimTime start, SimTime end);
+  // Completes a planned step's chunks (`start` to `end`): records, finishes, hand-offs --
+  // FinishStep's, and a decode run's for its tail; the tokens they generated.
+  int64_t SettleChunks(const StepPlan& plan, SimTime start, SimTime end);
   // Adds a lane for a request that decodes from the run's next step after `step`.
   void AddLane(Request& request, int64_t step);
   bool decode_run_ = false;
@@ -261,7 +261,6 @@ class Instance {
   // tokens in a hybrid); the other lanes' first step with work.
   std::vector<int64_t> anonymous_by_phase_;
   std::vector<int64_t> anonymous_phases_;
-  std::vector<int64_t> tail_chunks_;  // the tail's chunk sizes this step (Scheduler::TailChunks)
   int64_t named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };

@@ -98,15 +98,20 @@ int64_t Scheduler::RunningChunk(const Request& request, int64_t budget) const {
 }
 
 const StepPlan& Scheduler::Schedule() {
+  return ScheduleFrom(0);
+}
+
+const StepPlan& Scheduler::ScheduleFrom(std::size_t first) {
   StepPlan& plan = plan_;
   plan.chunks.clear();
   plan.preempted.clear();
   plan.total_tokens = 0;
-  int64_t budget = config_.max_num_batched_tokens;
+  // The first `first` running requests decode in the caller's hands: a token each.
+  int64_t budget = config_.max_num_batched_tokens - static_cast<int64_t>(first);
   const PrefixHit& no_hit = no_hit_;
 
   const int64_t lookahead = config_.speculative.num_tokens;
-  for (std::size_t i = 0; i < running_.size() && budget > 0;) {
+  for (std::size_t i = first; i < running_.size() && budget > 0;) {
     Request* request = running_[i];
     const int64_t n = RunningChunk(*request, budget);
     if (n <= 0) {
@@ -171,15 +176,17 @@ bool Scheduler::AdmitFront(int64_t& budget) {
   return true;
 }
 
-void Scheduler::TailChunks(int64_t decodes, std::vector<int64_t>& sizes) const {
-  sizes.clear();
-  // Schedule's running loop, reaching the tail after one token per decode.
+int64_t Scheduler::TailBlocks(int64_t decodes) const {
+  // Schedule's running loop past the decodes, counting instead of allocating.
   int64_t budget = config_.max_num_batched_tokens - decodes;
-  for (std::size_t i = static_cast<std::size_t>(decodes); i < running_.size(); ++i) {
-    const int64_t n = budget > 0 ? RunningChunk(*running_[i], budget) : 0;
-    sizes.push_back(n);
-    if (n > 0) budget -= n;
+  int64_t blocks = 0;
+  for (auto i = static_cast<std::size_t>(decodes); i < running_.size() && budget > 0; ++i) {
+    const int64_t n = RunningChunk(*running_[i], budget);
+    if (n <= 0) continue;
+    blocks += kv_cache_.BlocksToContinue(*running_[i], n);
+    budget -= n;
   }
+  return blocks;
 }
 
 bool Scheduler::RunCanAdmit() const {
@@ -191,29 +198,10 @@ bool Scheduler::RunCanAdmit() const {
   return true;
 }
 
-const StepPlan& Scheduler::PlanRunStep(int64_t decodes, const std::vector<int64_t>& sizes) {
-  FLEETSIM_CHECK(static_cast<std::size_t>(decodes) + sizes.size() == running_.size(),
-                 "a chunk size for every request after the decodes");
-  plan_.chunks.clear();
-  plan_.preempted.clear();
-  int64_t budget = config_.max_num_batched_tokens - decodes;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] <= 0) continue;
-    Request* request = running_[static_cast<std::size_t>(decodes) + i];
-    FLEETSIM_CHECK(kv_cache_.Allocate(*request, sizes[i], no_hit_, false),
-                   "a decode run's tail chunk was counted free");
-    plan_.chunks.push_back(
-        {request, sizes[i], request->num_computed, false, 0, request->num_output, 0});
-    budget -= sizes[i];
-  }
-  while (!waiting_.empty() && budget > 0 &&
-         static_cast<int>(running_.size()) < config_.max_num_seqs) {
-    if (!AdmitFront(budget)) break;
-  }
-  plan_.total_tokens = 0;
-  for (const ScheduledChunk& chunk : plan_.chunks)
-    plan_.total_tokens += chunk.num_tokens;
-  return plan_;
+const StepPlan& Scheduler::PlanRunStep(int64_t decodes) {
+  const StepPlan& plan = ScheduleFrom(static_cast<std::size_t>(decodes));
+  FLEETSIM_CHECK(plan.preempted.empty(), "a decode run's tail chunks were counted free");
+  return plan;
 }
 
 const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {

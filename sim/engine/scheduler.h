@@ -103,18 +103,17 @@ class Scheduler {
 
   // For an instance's decode run (Instance::FastDecode), whose first `decodes` running
   // requests decode (their blocks allocated in bulk by the run), the rest -- its tail --
-  // scheduled one by one. The chunks Schedule's running loop gives the tail, in running
-  // order, into `sizes` (0 or less: none this step).
-  void TailChunks(int64_t decodes, std::vector<int64_t>& sizes) const;
+  // scheduled one by one: the free blocks the tail's chunks take at most this step
+  // (KvCacheManager::BlocksToContinue for each chunk Schedule would give it).
+  int64_t TailBlocks(int64_t decodes) const;
   // Whether every waiting request Schedule's waiting loop could reach is one a decode run
   // admits as that loop would: not computed or decoded elsewhere (prefill/decode
   // disaggregation's requests take the ordinary step).
   bool RunCanAdmit() const;
-  // A decode run's step, after the decodes' blocks are allocated: the chunks Schedule
-  // would add, in its order -- the tail's `sizes` (the caller made sure the pool has room
-  // for them, KvCacheManager::BlocksToContinue), then waiting requests, admitted as
-  // Schedule's waiting loop would. Valid until the next call.
-  const StepPlan& PlanRunStep(int64_t decodes, const std::vector<int64_t>& sizes);
+  // A decode run's step, after the decodes' blocks are allocated: Schedule past them --
+  // the tail's chunks, then waiting requests (the caller made sure the pool has room for
+  // the tail, TailBlocks, so nothing is preempted). Valid until the next call.
+  const StepPlan& PlanRunStep(int64_t decodes);
   // Drops from the running list the requests a caller finished and freed in its place
   // (Instance's decode runs, which settle a step's finishes as Complete would).
   void DropFinished();
@@ -128,6 +127,9 @@ class Scheduler {
 
  private:
   int64_t AlignedSplit(const Request& request, int64_t computed, int64_t n) const;
+  // Schedule with the first `first` running requests left to the caller (a decode run's
+  // lanes, a token each).
+  const StepPlan& ScheduleFrom(std::size_t first);
   // The chunk Schedule gives a running request under `budget` (0 or less: none).
   int64_t RunningChunk(const Request& request, int64_t budget) const;
   // Schedule's admission of the front waiting request under `budget` (taken from it):
