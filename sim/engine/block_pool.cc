@@ -1,6 +1,7 @@
 #include "engine/block_pool.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/check.h"
 
@@ -36,6 +37,9 @@ void BlockPool::Load(CheckpointReader& r) {
                 tail_ >= 0 && tail_ <= range,
             "block pool counts");
   index_.Load(r);
+  cached_keys_ = 0;
+  for (const BlockState& state : state_)
+    cached_keys_ += state.group >= 0 && !state.behind ? 1 : 0;
 }
 
 double BlockPool::Usage() const {
@@ -88,6 +92,7 @@ void BlockPool::Release(BlockId block) {
   constexpr std::size_t kKeep = 256;
   spare_ids_.clear();
   state_.clear();
+  index_.Sweep([](CacheKey, BlockId) { return false; });  // every entry is stale
   if (state_.capacity() > kKeep) {
     state_.shrink_to_fit();
     spare_ids_.shrink_to_fit();
@@ -125,21 +130,20 @@ void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
   if (state.group < 0) return;
   const CacheKey key{state.hash, state.group};
-  const BlockId first = index_.Find(key);
-  if (first == block) {
-    if (state.next_same == kNullBlock) {
-      index_.Erase(key);
-    } else {
-      index_.Replace(key, state.next_same);
-    }
-  } else {
-    BlockId before = first;
+  if (state.behind) {  // a later block under a shared key: out of the key's chain
+    BlockId before = index_.Find(key);
     while (At(before).next_same != block)
       before = At(before).next_same;
     At(before).next_same = state.next_same;
+  } else if (state.next_same != kNullBlock) {  // the first of several: the next one is named
+    index_.Replace(key, state.next_same);
+    At(state.next_same).behind = false;
+  } else {  // the key's only block: its index entry goes stale (PrefixIndex)
+    --cached_keys_;
   }
   state.group = -1;
   state.hash = 0;
+  state.behind = false;
   state.next_same = kNullBlock;
 }
 
@@ -239,19 +243,27 @@ void BlockPool::Free(const std::vector<BlockId>& blocks) {
 void BlockPool::Cache(BlockId block, CacheKey key) {
   if (block == kNullBlock) return;
   FLEETSIM_CHECK(Live(block), "only a held block is cached");
+  FLEETSIM_CHECK(key.group >= 0 && key.group <= INT16_MAX, "a KV-cache group index");
   BlockState& state = At(block);
   if (state.group >= 0) return;
   const BlockId first = index_.Find(key);
+  const bool shared = first != kNullBlock && Carries(first, key);
   state.hash = key.hash;
-  state.group = key.group;
-  if (first == kNullBlock) {
-    index_.Insert(key, block);
+  state.group = static_cast<int16_t>(key.group);
+  if (shared) {
+    state.behind = true;
+    BlockId last = first;
+    while (At(last).next_same != kNullBlock)
+      last = At(last).next_same;
+    At(last).next_same = block;
     return;
   }
-  BlockId last = first;
-  while (At(last).next_same != kNullBlock)
-    last = At(last).next_same;
-  At(last).next_same = block;
+  ++cached_keys_;
+  if (first != kNullBlock) {  // a stale entry: the key names this block now
+    index_.Replace(key, block);
+    return;
+  }
+  index_.Insert(key, block, [this](CacheKey k, BlockId b) { return Carries(b, k); });
 }
 
 }  // namespace fleetsim

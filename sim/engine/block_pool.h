@@ -18,6 +18,11 @@
 // are to be cached after all. Which id a request gets is not vLLM's, but nothing depends
 // on it: the order in which cached blocks are evicted, every hit and every count are vLLM's.
 //
+// Evicting a block whose key names no other block leaves the key's index entry in place,
+// stale (PrefixIndex): a lookup checks the block it finds still carries the key, and the
+// index drops stale entries in a sweep when it fills up. Only a key shared by several
+// blocks has its entry updated on eviction.
+//
 //   BlockPool pool(1253);                  // 1,252 usable
 //   std::vector<BlockId> got;
 //   pool.Allocate(3, got);                 // ids 1, 2, 3 on a fresh pool
@@ -45,7 +50,8 @@ class BlockPool {
   int64_t live_blocks() const { return static_cast<int64_t>(state_.size() - spare_ids_.size()); }
   // Ids with a state slot: the peak of live_blocks() since the pool last held nothing.
   int64_t id_range() const { return static_cast<int64_t>(state_.size()); }
-  int64_t cached_keys() const { return static_cast<int64_t>(index_.size()); }
+  // Keys with a cached block (stale index entries not counted).
+  int64_t cached_keys() const { return cached_keys_; }
   // Bytes of per-block state, spare ids and index.
   int64_t bytes() const;
 
@@ -83,15 +89,16 @@ class BlockPool {
 
   std::optional<BlockId> Lookup(CacheKey key) const {
     const BlockId first = index_.Find(key);
-    if (first == kNullBlock) return std::nullopt;
+    if (first == kNullBlock || !Carries(first, key)) return std::nullopt;
     return first;
   }
 
  private:
   // 32 bytes, for live blocks only.
   struct BlockState {
-    BlockHash hash = 0;  // the cached key, while group >= 0
-    int32_t group = -1;  // -1: not cached
+    BlockHash hash = 0;   // the cached key, while group >= 0
+    int16_t group = -1;   // -1: not cached
+    bool behind = false;  // cached under a key whose index entry names an earlier block
     int32_t ref_count = 0;
     // Among the cached free blocks, in queue order; kNullBlock at the ends.
     BlockId prev = kNullBlock;
@@ -112,6 +119,13 @@ class BlockPool {
   }
   // Whether a block id inside the pool has state (held or cached).
   bool Live(BlockId block) const;
+  // Whether `block`, found in the index under `key`, is still cached under it (its entry
+  // is not stale).
+  bool Carries(BlockId block, CacheKey key) const {
+    if (block > id_range()) return false;
+    const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
+    return state.group == key.group && state.hash == key.hash;
+  }
   // An id for an anonymous block being handed out, with one reference.
   BlockId TakeAnonymous();
   // A block that lost its last reference and has no hash: its state goes.
@@ -136,6 +150,7 @@ class BlockPool {
   // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
   // insertion order.
   PrefixIndex index_;
+  int64_t cached_keys_ = 0;
 };
 
 }  // namespace fleetsim

@@ -698,10 +698,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // its lanes in Load -- the decode-cost cache's use stamps, table positions and skew
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
-// model's; 2,112: the list of boundary phases in use.)
+// model's; 2,112: the list of boundary phases in use; 2,120: the block pool's count of
+// cached keys, which Load recounts from the blocks.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2112,
+static_assert(sizeof(Instance) == 2120,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

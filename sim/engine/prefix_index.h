@@ -1,17 +1,22 @@
 // The prefix cache's index: from a cached hash (with its KV-cache group) to the first block
 // cached under it (vLLM's BlockPool.cached_block_hash_to_block, first entry).
 //
-// Open addressing with linear probing and backward-shift deletion. A slot is 16 bytes and
-// holds the whole key (hash and group) beside the block, so a lookup costs one cache miss:
-// the slot's line, not the block's state as well. Between an eighth and a half of the slots
-// are used (it doubles past a half and halves below an eighth), so it costs 32 to 128 bytes
-// per key it holds, 64 slots at least, and nothing when empty: it follows what is cached
-// now, not what ever was.
+// Open addressing with linear probing. A slot is 16 bytes and holds the whole key (hash
+// and group) beside the block, so a lookup costs one cache miss: the slot's line, not the
+// block's state as well.
+//
+// Entries may go stale: the pool does not erase a key when it evicts the key's only block
+// (that would cost a cache miss per evicted block, on a slot nobody may ask for again), it
+// checks each block it finds instead (BlockPool::Lookup). Stale entries are dropped in one
+// sweep when an insert would fill the table past a half: `keep` says which entries still
+// hold, and the table is resized to hold the kept ones at most a quarter full (64 slots at
+// least, nothing when none is kept). So between sweeps an insert costs one miss and an
+// eviction none, and the sweep's reads are independent of each other, not a chain.
 //
 //   PrefixIndex index;
-//   index.Insert({hash, 0}, 7);               // the key must not be there yet
-//   index.Find({hash, 0});                    // 7
-//   index.Erase({hash, 0});
+//   index.Insert({hash, 0}, 7, keep);         // the key must not be there yet
+//   index.Find({hash, 0});                    // 7 (or kNullBlock)
+//   index.Replace({hash, 0}, 9);              // the key now names block 9
 #pragma once
 
 #include <cstddef>
@@ -45,14 +50,19 @@ class PrefixIndex {
     return at == kAbsent ? kNullBlock : slots_[at].block;
   }
 
-  // Stores `block` under `key`, which must be absent.
-  void Insert(CacheKey key, BlockId block) {
-    if (2 * (size_ + 1) > slots_.size()) Resize(slots_.empty() ? kMinSlots : 2 * slots_.size());
+  // Stores `block` under `key`, which must be absent. When the table would be more than
+  // half full it first drops every entry for which `keep(key, block)` is false.
+  template <typename Keep>
+  void Insert(CacheKey key, BlockId block, Keep&& keep) {
+    if (2 * (size_ + 1) > slots_.size()) Sweep(keep, 1);
     std::size_t at = HomeOf(key);
     while (slots_[at].block != kNullBlock)
       at = (at + 1) & mask_;
     slots_[at] = {key.hash, key.group, block};
     ++size_;
+  }
+  void Insert(CacheKey key, BlockId block) {
+    Insert(key, block, [](CacheKey, BlockId) { return true; });
   }
 
   // Points the present `key` at another block.
@@ -62,30 +72,37 @@ class PrefixIndex {
     slots_[at].block = block;
   }
 
-  // Removes the present `key`.
-  void Erase(CacheKey key) {
-    std::size_t hole = SlotOf(key);
-    FLEETSIM_CHECK(hole != kAbsent, "only a cached key is erased");
-    // Shift later members of the probe run back into the hole unless that would move
-    // them before their home slot.
-    for (std::size_t at = (hole + 1) & mask_; slots_[at].block != kNullBlock;
-         at = (at + 1) & mask_) {
-      const std::size_t home = HomeOf({slots_[at].hash, slots_[at].group});
-      const bool stays = hole <= at ? (hole < home && home <= at) : (hole < home || home <= at);
-      if (stays) continue;
-      slots_[hole] = slots_[at];
-      hole = at;
+  // Drops every entry for which `keep(key, block)` is false, and sizes the table for the
+  // rest and `room` more at most a quarter full.
+  template <typename Keep>
+  void Sweep(Keep&& keep, std::size_t room = 0) {
+    std::vector<Slot> old = std::move(slots_);
+    std::size_t kept = 0;
+    for (Slot& slot : old) {
+      if (slot.block == kNullBlock) continue;
+      if (keep(CacheKey{slot.hash, slot.group}, slot.block)) {
+        old[kept++] = slot;
+      }
     }
-    slots_[hole] = {};
-    --size_;
-    if (size_ == 0) {
-      std::vector<Slot>().swap(slots_);  // an empty index keeps nothing
-      mask_ = 0;
-    } else if (slots_.size() > kMinSlots && 8 * size_ < slots_.size()) {
-      Resize(slots_.size() / 2);
+    size_ = kept;
+    std::size_t count = 0;
+    if (kept + room > 0) {
+      count = kMinSlots;
+      while (count < 4 * (kept + room))
+        count *= 2;
+    }
+    slots_.assign(count, Slot{});
+    slots_.shrink_to_fit();
+    mask_ = count == 0 ? 0 : count - 1;
+    for (std::size_t i = 0; i < kept; ++i) {
+      std::size_t at = HomeOf({old[i].hash, old[i].group});
+      while (slots_[at].block != kNullBlock)
+        at = (at + 1) & mask_;
+      slots_[at] = old[i];
     }
   }
 
+  // Entries held, stale ones included.
   std::size_t size() const { return size_; }
 
   // The table as it stands, slot for slot (docs/CHECKPOINT.md).
@@ -124,21 +141,6 @@ class PrefixIndex {
       if (slots_[at].hash == key.hash && slots_[at].group == key.group) return at;
     }
     return kAbsent;
-  }
-
-  // Rehashes into `count` slots (a power of two, more than twice the keys).
-  void Resize(std::size_t count) {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(count, Slot{});
-    slots_.shrink_to_fit();
-    mask_ = count - 1;
-    for (const Slot& slot : old) {
-      if (slot.block == kNullBlock) continue;
-      std::size_t at = HomeOf({slot.hash, slot.group});
-      while (slots_[at].block != kNullBlock)
-        at = (at + 1) & mask_;
-      slots_[at] = slot;
-    }
   }
 
   std::vector<Slot> slots_;

@@ -240,6 +240,7 @@ class ReferencePool {
     return block != kNullBlock && ref_count_[static_cast<std::size_t>(block)] == 0;
   }
   bool IsCached(BlockId block) const { return key_.count(block) > 0; }
+  int64_t cached_keys() const { return static_cast<int64_t>(cached_.size()); }
   void Cache(BlockId block, CacheKey key) {
     if (block == kNullBlock || key_.count(block) > 0) return;
     key_[block] = key;
@@ -365,6 +366,7 @@ void RunDifferential(int64_t num_blocks, uint64_t seed, int steps) {
     }
     ASSERT_EQ(pool.num_free(), ref.num_free());
     ASSERT_EQ(pool.Usage(), ref.Usage());
+    ASSERT_EQ(pool.cached_keys(), ref.cached_keys());
     if (num_blocks <= 64 || step % 8 == 0 || step + 1 == steps) {
       const int64_t live = check_blocks(0, static_cast<BlockId>(num_blocks));
       ASSERT_GE(live, 0);

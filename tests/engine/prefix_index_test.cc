@@ -38,15 +38,15 @@ TEST(PrefixIndex, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_EQ(index.Find({1, 0}), a);
   EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.Find({2, 0}), kNullBlock);
-  index.Erase({1, 0});
+  index.Sweep([](CacheKey key, BlockId) { return key.group == 1; });
   EXPECT_EQ(index.Find({1, 0}), kNullBlock);
   EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.size(), 1u);
 }
 
-// Random inserts, replacements and erasures against std::unordered_map, through several
-// doublings, at loads up to one half, so that probe runs form, wrap around the
-// table's end and get shifted back on erasure.
+// Random inserts, replacements and entries going stale against std::unordered_map,
+// through several sweeps that grow and shrink the table, at loads up to one half, so that
+// probe runs form and wrap around the table's end.
 TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
   for (uint64_t seed : {1u, 2u, 3u}) {
     SCOPED_TRACE(seed);
@@ -55,13 +55,28 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
     Keys keys;
     std::unordered_map<CacheKey, BlockId, KeyHasher> reference;
     std::vector<CacheKey> present;
+    std::unordered_map<CacheKey, BlockId, KeyHasher> stale;  // entries the index may keep
+    auto keep = [&](CacheKey key, BlockId block) {
+      if (reference.count(key)) {
+        EXPECT_EQ(reference.at(key), block);
+        return true;
+      }
+      EXPECT_EQ(stale.at(key), block);
+      stale.erase(key);
+      return false;
+    };
     for (int step = 0; step < 200000; ++step) {
       const uint64_t op = rng() % 10;
       if (op < 5 || present.empty()) {
         const CacheKey key{rng() % 5000, static_cast<int32_t>(rng() % 3)};
         if (reference.count(key)) continue;
         const BlockId block = keys.Add(key);
-        index.Insert(key, block);
+        if (stale.count(key)) {  // the caller reuses a stale entry
+          index.Replace(key, block);
+          stale.erase(key);
+        } else {
+          index.Insert(key, block, keep);
+        }
         reference[key] = block;
         present.push_back(key);
       } else if (op < 7) {
@@ -70,45 +85,63 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
         const BlockId block = keys.Add(key);  // another block with the same key
         index.Replace(key, block);
         reference[key] = block;
-      } else {
+      } else {  // the key's block goes; its entry stays until a sweep
         const std::size_t at = rng() % present.size();
         const CacheKey key = present[at];
-        index.Erase(key);
+        stale[key] = reference.at(key);
         reference.erase(key);
         present[at] = present.back();
         present.pop_back();
       }
+      ASSERT_EQ(index.size(), reference.size() + stale.size());
+      ASSERT_LE(2 * index.size(), index.bytes() / 16);
       if (step % 997 == 0) {
         for (uint64_t h = 0; h < 5000; h += 7) {
           const CacheKey probe{h, static_cast<int32_t>(h % 3)};
           const auto found = reference.find(probe);
-          ASSERT_EQ(index.Find(probe), found == reference.end() ? kNullBlock : found->second)
-              << "step " << step << " hash " << h;
+          const auto gone = stale.find(probe);
+          const BlockId want = found != reference.end() ? found->second
+                               : gone != stale.end()    ? gone->second
+                                                        : kNullBlock;
+          ASSERT_EQ(index.Find(probe), want) << "step " << step << " hash " << h;
         }
       }
     }
+    for (const auto& [key, block] : reference)
+      ASSERT_EQ(index.Find(key), block);
+    // A last sweep leaves exactly the live keys.
+    index.Sweep(keep);
+    EXPECT_TRUE(stale.empty());
     EXPECT_EQ(index.size(), reference.size());
     for (const auto& [key, block] : reference)
       ASSERT_EQ(index.Find(key), block);
   }
 }
 
-// The table follows what it holds: it grows past half full, shrinks below an eighth, and
-// holds nothing once empty.
+// The table follows what it holds: between a quarter and an eighth full after a sweep,
+// never more than half, and nothing once no entry is kept.
 TEST(PrefixIndex, MemoryFollowsTheKeysHeld) {
   PrefixIndex index;
   EXPECT_EQ(index.bytes(), 0u);
   for (BlockId b = 1; b <= 10'000; ++b)
     index.Insert({static_cast<BlockHash>(b) * 7919, 0}, b);
   EXPECT_GE(index.bytes(), 2u * 10'000 * 16);
-  EXPECT_LE(index.bytes(), 4u * 10'000 * 16);
-  for (BlockId b = 1; b <= 9'990; ++b)
-    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
+  EXPECT_LE(index.bytes(), 8u * 10'000 * 16);
+  index.Sweep([](CacheKey, BlockId b) { return b > 9'990; });
+  EXPECT_EQ(index.size(), 10u);
   EXPECT_LE(index.bytes(), 64u * 16);  // ten keys: the smallest table
-  for (BlockId b = 9'991; b <= 10'000; ++b)
-    EXPECT_EQ(index.Find({static_cast<BlockHash>(b) * 7919, 0}), b);
-  for (BlockId b = 9'991; b <= 10'000; ++b)
-    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
+  for (BlockId b = 1; b <= 10'000; ++b)
+    EXPECT_EQ(index.Find({static_cast<BlockHash>(b) * 7919, 0}), b > 9'990 ? b : kNullBlock);
+  // An insert into a table half full of stale entries sweeps them instead of growing.
+  for (BlockId b = 10'001; b <= 10'022; ++b)
+    index.Insert({static_cast<BlockHash>(b) * 7919, 0}, b);
+  EXPECT_EQ(index.size(), 32u);
+  index.Insert({7, 0}, 20'000, [](CacheKey key, BlockId) { return key.hash == 7919u * 10'022; });
+  EXPECT_EQ(index.size(), 2u);  // the kept one and the new one
+  EXPECT_EQ(index.bytes(), 64u * 16);
+  EXPECT_EQ(index.Find({7, 0}), 20'000);
+  EXPECT_EQ(index.Find({7919u * 10'022, 0}), 10'022);
+  index.Sweep([](CacheKey, BlockId) { return false; });
   EXPECT_EQ(index.bytes(), 0u);
   EXPECT_EQ(index.Find({7919, 0}), kNullBlock);
 }
