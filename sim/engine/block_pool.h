@@ -87,6 +87,8 @@ class BlockPool {
   void Save(CheckpointWriter& w) const;
   void Load(CheckpointReader& r);
 
+  // A hint that `key` is about to be looked up or cached (PrefixIndex::Prefetch).
+  void Prefetch(CacheKey key) const { index_.Prefetch(key); }
   std::optional<BlockId> Lookup(CacheKey key) const {
     const BlockId first = index_.Find(key);
     if (first == kNullBlock || !Carries(first, key)) return std::nullopt;

@@ -40,6 +40,7 @@ void KvCacheManager::FindLongestHit(const Request& request, PrefixHit& hit) cons
   // collected as it is found.
   int64_t attention_blocks = 0;
   for (; attention_blocks < max_blocks; ++attention_blocks) {
+    PrefetchKeys(request, 0, attention_blocks, max_blocks);
     const BlockHash hash = request.BlockHashAt(attention_blocks);
     bool all = true;
     for (std::size_t g = 0; g < num_groups && all; ++g) {
@@ -205,6 +206,7 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
     const int64_t from = std::max(request.num_hashed_blocks, hit.tokens / block_size_);
     const int64_t to = std::min(full, IndexableBlocks(request));
     for (int64_t i = from; i < to; ++i) {
+      PrefetchKeys(request, from, i, to);
       const BlockHash hash = request.BlockHashAt(i);
       for (std::size_t g = 0; g < num_groups; ++g) {
         if (IsAttention(g))

@@ -115,6 +115,21 @@ class KvCacheManager {
   int64_t IndexableBlocks(const Request& request) const {
     return request.private_blocks_indexed ? INT64_MAX : request.num_prompt_hashes;
   }
+  // How many blocks ahead a loop over a request's hashes prefetches their index lines:
+  // enough to overlap several misses, few enough that a lookup run that stops at its
+  // first miss wastes little.
+  static constexpr int64_t kPrefetchAhead = 8;
+  // At block `index` of a loop over blocks [begin, end) of `request`, prefetches the
+  // index lines of the blocks kPrefetchAhead on (all of the first ones, at the start).
+  void PrefetchKeys(const Request& request, int64_t begin, int64_t index, int64_t end) const {
+    const int64_t from = index == begin ? begin : index + kPrefetchAhead;
+    const int64_t to = std::min(end, index + kPrefetchAhead + 1);
+    for (int64_t at = from; at < to; ++at) {
+      const BlockHash hash = request.BlockHashAt(at);
+      for (std::size_t g = 0; g < layout_.groups.size(); ++g)
+        if (IsAttention(g)) pool_.Prefetch({hash, static_cast<int>(g)});
+    }
+  }
   // Frees GDN positions before the one holding the state after `num_computed` tokens.
   void FreeSkippedStates(Request& request);
   // Free blocks group `group` takes to reach `total_tokens` (`check_tokens` for the
