@@ -62,6 +62,7 @@ class BatchShape {
   int64_t sampled_sequences() const { return num_decodes_ + sampling_prefills_; }
   double prefill_key() const;
   double mean_decode_context() const;
+  int64_t decode_context_sum() const { return decode_context_sum_; }
   // The shortest and longest decode context (0 without decodes).
   int64_t min_decode_context() const { return num_decodes_ == 0 ? 0 : decode_context_min_; }
   int64_t max_decode_context() const { return decode_context_max_; }

@@ -193,14 +193,26 @@ double StepCostModel::AttentionUs(const BatchShape& batch) const {
   return SkewedAttentionUs(batch, AttentionAt(batch, batch.mean_decode_context()));
 }
 
-std::optional<uint64_t> StepCostModel::SkewBucket(const BatchShape& batch) const {
-  if (!tables_.skew || batch.num_decodes() <= 1) return std::nullopt;
-  const auto lo = static_cast<double>(batch.min_decode_context());
-  const auto hi = static_cast<double>(batch.max_decode_context());
-  const double floored_mean = std::floor(batch.mean_decode_context());
+std::optional<StepCostModel::SkewCoordinates> StepCostModel::SkewCoordinatesOf(
+    int64_t decodes, int64_t context_sum, int64_t context_min, int64_t context_max) {
+  if (decodes <= 1) return std::nullopt;
+  const auto lo = static_cast<double>(context_min);
+  const auto hi = static_cast<double>(context_max);
+  // BatchShape::mean_decode_context, floored.
+  const double floored_mean =
+      std::floor(static_cast<double>(context_sum) / static_cast<double>(decodes));
   if (hi == floored_mean || hi <= lo) return std::nullopt;
-  return tables_.skew->BucketFor(batch.prefill_tokens(), batch.num_decodes(),
-                                 (floored_mean - lo) / (hi - lo), hi, PrefillKeyCoordinate(batch));
+  return SkewCoordinates{(floored_mean - lo) / (hi - lo), hi};
+}
+
+std::optional<uint64_t> StepCostModel::SkewBucket(const BatchShape& batch) const {
+  if (!tables_.skew) return std::nullopt;
+  const std::optional<SkewCoordinates> at =
+      SkewCoordinatesOf(batch.num_decodes(), batch.decode_context_sum(), batch.min_decode_context(),
+                        batch.max_decode_context());
+  if (!at) return std::nullopt;
+  return tables_.skew->BucketFor(batch.prefill_tokens(), batch.num_decodes(), at->rate, at->longest,
+                                 PrefillKeyCoordinate(batch));
 }
 
 double StepCostModel::Skewed(double t_mean, double alpha, double t_max) {
@@ -476,15 +488,13 @@ void StepCostModel::DecodeRun::SetDecodes(int64_t decodes) {
 double StepCostModel::DecodeRun::SkewAlpha(int64_t context_sum, int64_t context_min,
                                            int64_t context_max) {
   const std::optional<SkewFit>& skew = model_->tables_.skew;
-  if (!skew || prices_->decodes <= 1) return 0;
-  // SkewBucket's tests and coordinates, on the same numbers.
-  const auto lo = static_cast<double>(context_min);
-  const auto hi = static_cast<double>(context_max);
-  const double floored_mean =
-      std::floor(static_cast<double>(context_sum) / static_cast<double>(prices_->decodes));
-  if (hi == floored_mean || hi <= lo) return 0;
-  const double rate = std::clamp((floored_mean - lo) / (hi - lo), 0.0, 1.0);
-  const double longest = std::trunc(hi);
+  if (!skew) return 0;
+  const std::optional<SkewCoordinates> at =
+      SkewCoordinatesOf(prices_->decodes, context_sum, context_min, context_max);
+  if (!at) return 0;
+  // The bins BucketFor puts these in.
+  const double rate = std::clamp(at->rate, 0.0, 1.0);
+  const double longest = std::trunc(at->longest);
   if (!rate_span_.Holds(rate) || !longest_span_.Holds(longest)) {
     // The batch size, prefill and prefill key are the run's: only these two bins move.
     BatchShape batch;

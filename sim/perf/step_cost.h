@@ -156,6 +156,16 @@ class StepCostModel {
   // Its parts: the batch's skew bucket (nullopt: no correction), and `t_mean` moved by the
   // bucket's alpha toward `t_max`, the time at the longest context.
   std::optional<uint64_t> SkewBucket(const BatchShape& batch) const;
+  // The bucket's coordinates for `decodes` decodes whose contexts sum to `context_sum`,
+  // from `context_min` to `context_max`: where the floored mean lies between the
+  // shortest and the longest, and the longest; nullopt when no correction applies (one
+  // decode, or the longest at the floored mean or the shortest).
+  struct SkewCoordinates {
+    double rate = 0;
+    double longest = 0;
+  };
+  static std::optional<SkewCoordinates> SkewCoordinatesOf(int64_t decodes, int64_t context_sum,
+                                                          int64_t context_min, int64_t context_max);
   static double Skewed(double t_mean, double alpha, double t_max);
   double AttentionAt(const BatchShape& batch, double kv) const;
   // The prefill's key on the attention table's axis (legacy tables: kv_prefill).
