@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
@@ -128,9 +129,9 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
     request->prompt_tokens = routed.request.input_tokens;
     request->max_output_tokens = routed.request.output_tokens;
     if (routed.request.hash_block_size > 0) {
-      const std::vector<uint64_t> hashes =
+      static_assert(std::is_same_v<BlockHash, uint64_t>, "the mapped hashes move in whole");
+      request->prompt_block_hashes =
           MapBlockHashes(routed.request, static_cast<int>(setup.layout.block_size));
-      request->prompt_block_hashes.assign(hashes.begin(), hashes.end());
     }
     if (routed.decode_instance >= 0) {
       // The gateway's request to a prefill instance asks for one token (vLLM's proxy sends
