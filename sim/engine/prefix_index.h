@@ -26,6 +26,7 @@
 #include "core/check.h"
 #include "core/checkpoint_io.h"
 #include "core/hash64.h"
+#include "core/prefetch.h"
 
 namespace fleetsim {
 
@@ -53,15 +54,7 @@ class PrefixIndex {
   // Starts loading the line where a lookup of `key` begins, so that a loop over a run of
   // keys overlaps their cache misses instead of taking them one after another.
   void Prefetch(CacheKey key) const {
-    if (slots_.empty()) return;
-    const Slot* slot = &slots_[HomeOf(key)];
-#if defined(__x86_64__)
-    // GCC 12 deletes __builtin_prefetch here (it finds this function free of side
-    // effects and drops its calls); an asm statement it keeps.
-    asm volatile("prefetcht0 %0" : : "m"(*slot));
-#else
-    __builtin_prefetch(slot);
-#endif
+    if (!slots_.empty()) PrefetchLine(&slots_[HomeOf(key)]);
   }
 
   // Stores `block` under `key`, which must be absent. When the table would be more than
@@ -117,9 +110,7 @@ class PrefixIndex {
   }
 
   // Entries held, stale ones included.
-  std::size_t size() const {
-    return size_;
-  }
+  std::size_t size() const { return size_; }
 
   // The table as it stands, slot for slot (docs/CHECKPOINT.md).
   void Save(CheckpointWriter& w) const {
@@ -134,9 +125,7 @@ class PrefixIndex {
     mask_ = slots_.empty() ? 0 : slots_.size() - 1;
   }
   // Bytes the table holds.
-  std::size_t bytes() const {
-    return slots_.capacity() * sizeof(Slot);
-  }
+  std::size_t bytes() const { return slots_.capacity() * sizeof(Slot); }
 
  private:
   struct Slot {
