@@ -89,7 +89,7 @@ struct LowerWeightedKvUsage {
 
 // A tournament (segment) tree over indices [0, n): Best() is the index that `less` ranks
 // first, ties to the lower index. Build is O(n), Update after one index's key changed is
-// O(log n).
+// O(log n), and stops early where the change no longer moves a winner.
 template <typename Less>
 class ArgBestTree {
  public:
@@ -107,9 +107,16 @@ class ArgBestTree {
       node_[k] = Pick(node_[2 * k], node_[2 * k + 1]);
   }
 
+  // After index's key changed. Several keys may change before their Updates, each
+  // changed index getting one. The walk up stops at a node whose winner stays the same
+  // and is another index: that winner's key did not change (or its own Update carries
+  // it), so nothing above depends on this change.
   void Update(int32_t index) {
-    for (size_t k = (leaves_ + static_cast<size_t>(index)) / 2; k >= 1; k /= 2)
-      node_[k] = Pick(node_[2 * k], node_[2 * k + 1]);
+    for (size_t k = (leaves_ + static_cast<size_t>(index)) / 2; k >= 1; k /= 2) {
+      const int32_t best = Pick(node_[2 * k], node_[2 * k + 1]);
+      if (best == node_[k] && best != index) return;
+      node_[k] = best;
+    }
   }
 
   int32_t Best() const { return node_[1]; }

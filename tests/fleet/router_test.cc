@@ -14,6 +14,7 @@
 #include "core/random.h"
 #include "fleet/router_ring.h"
 #include "fleet/router_swrr.h"
+#include "fleet/router_view.h"
 
 namespace fleetsim {
 namespace {
@@ -365,6 +366,43 @@ TEST(LoadPolicies, TreesAgreeWithBruteForceAtAThousandTargets) {
             << "policy " << static_cast<int>(policy) << " weighted " << weighted << " route "
             << route;
       }
+    }
+  }
+}
+
+// The tournament tree's best after each batch of key changes -- one Update per changed
+// index, called after the whole batch, or after each change -- is the brute-force least
+// key (ties to the lower index), at sizes that leave empty leaves and at a thousand. The
+// walk up stops early; this holds it to stopping only where nothing above can move.
+TEST(ArgBestTree, BestAfterBatchesOfChangesIsTheBruteForceLeast) {
+  struct Less {
+    const std::vector<int64_t>* keys;
+    bool operator()(int32_t a, int32_t b) const {
+      return (*keys)[static_cast<size_t>(a)] < (*keys)[static_cast<size_t>(b)];
+    }
+  };
+  for (int32_t n : {1, 2, 3, 7, 64, 1000}) {
+    Rng rng(static_cast<uint64_t>(n));
+    std::vector<int64_t> keys(static_cast<size_t>(n));
+    for (int64_t& key : keys)
+      key = static_cast<int64_t>(Below(rng, 6));
+    router_internal::ArgBestTree<Less> tree(n, Less{&keys});
+    for (int batch = 0; batch < 3000; ++batch) {
+      const bool each = batch % 3 == 0;
+      std::set<int32_t> changed;
+      for (uint64_t c = 1 + Below(rng, 12); c > 0; --c) {
+        const auto index = static_cast<int32_t>(Below(rng, static_cast<uint64_t>(n)));
+        if (!changed.insert(index).second) continue;
+        keys[static_cast<size_t>(index)] = static_cast<int64_t>(Below(rng, 6));
+        if (each) tree.Update(index);
+      }
+      if (!each) {
+        for (int32_t index : changed)
+          tree.Update(index);
+      }
+      const auto least =
+          static_cast<int32_t>(std::min_element(keys.begin(), keys.end()) - keys.begin());
+      ASSERT_EQ(tree.Best(), least) << "n " << n << " batch " << batch;
     }
   }
 }
