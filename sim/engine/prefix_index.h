@@ -62,10 +62,7 @@ class PrefixIndex {
   template <typename Keep>
   void Insert(CacheKey key, BlockId block, Keep&& keep) {
     if (2 * (size_ + 1) > slots_.size()) Sweep(keep, 1);
-    std::size_t at = HomeOf(key);
-    while (slots_[at].block != kNullBlock)
-      at = (at + 1) & mask_;
-    slots_[at] = {key.hash, key.group, block};
+    Place({key.hash, key.group, block});
     ++size_;
   }
   void Insert(CacheKey key, BlockId block) {
@@ -101,12 +98,8 @@ class PrefixIndex {
     slots_.assign(count, Slot{});
     slots_.shrink_to_fit();
     mask_ = count == 0 ? 0 : count - 1;
-    for (std::size_t i = 0; i < kept; ++i) {
-      std::size_t at = HomeOf({old[i].hash, old[i].group});
-      while (slots_[at].block != kNullBlock)
-        at = (at + 1) & mask_;
-      slots_[at] = old[i];
-    }
+    for (std::size_t i = 0; i < kept; ++i)
+      Place(old[i]);
   }
 
   // Entries held, stale ones included.
@@ -148,6 +141,15 @@ class PrefixIndex {
       if (slots_[at].hash == key.hash && slots_[at].group == key.group) return at;
     }
     return kAbsent;
+  }
+
+  // Puts `slot` in the first empty slot from its key's home (there is one: the table is
+  // at most half full).
+  void Place(const Slot& slot) {
+    std::size_t at = HomeOf({slot.hash, slot.group});
+    while (slots_[at].block != kNullBlock)
+      at = (at + 1) & mask_;
+    slots_[at] = slot;
   }
 
   std::vector<Slot> slots_;
