@@ -21,6 +21,17 @@ inline constexpr SimTime kNever = INT64_MAX;
 inline constexpr double kMaxSimSeconds = 1e9;
 inline constexpr SimTime kMaxSimTime = 1'000'000'000 * kNsPerSecond;
 
+// std::llround for a finite `x` within +-2^62, inline: the library call is a tenth of a
+// decode step's price (bench/RESULTS.md). The truncation is exact, and so is `x - i`:
+// below 2^53 both are doubles of the same sign less than 1 apart, above it `x` is whole.
+inline int64_t RoundHalfAway(double x) {
+  auto i = static_cast<int64_t>(x);
+  const double fraction = x - static_cast<double>(i);
+  if (fraction >= 0.5) ++i;
+  if (fraction <= -0.5) --i;
+  return i;
+}
+
 // Only for values within [0, kMaxSimSeconds] (or differences of such values): input is
 // checked with SimSecondsViolation first.
 inline SimTime SecondsToSimTime(double seconds) {

@@ -699,10 +699,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // bucket, the lanes' work by boundary phase, the count of lanes that hand off; 2,096: one
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
 // model's; 2,112: the list of boundary phases in use; 2,120: the block pool's count of
-// cached keys, which Load recounts from the blocks.)
+// cached keys, which Load recounts from the blocks; 2,152: the decode cost cursor's last
+// step, a cache of the skew rate that a fresh cursor rebuilds to the same prices.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2120,
+static_assert(sizeof(Instance) == 2152,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

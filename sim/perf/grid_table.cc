@@ -151,6 +151,21 @@ double GridTable::LookupAt(const Position& position) const {
   return value;
 }
 
+GridTable::AlongSecond::AlongSecond(const GridTable& table, const Position& first)
+    : table_(&table),
+      axis_(table.axes_.at(1).data()),
+      axis_size_(table.axes_[1].size()),
+      row_(table.values_.data() + first.lower * table.strides_[0]),
+      stride0_(table.strides_[0]),
+      stride1_(table.strides_[1]),
+      weight0_(first.weight),
+      below0_(1 - first.weight),
+      upper0_(table.axes_[0].size() > 1),
+      upper1_(table.axes_[1].size() > 1),
+      first_outside_(first.outside) {
+  FLEETSIM_CHECK(table.axes_.size() == 2, "a read along the second axis is of a two-axis table");
+}
+
 GridTable::Position GridTable::LocateOn(std::size_t i, double x, const Position& hint) const {
   const std::vector<double>& axis = axes_[i];
   // Inside the hinted segment, upper_bound would find its upper end: the same position.

@@ -81,6 +81,52 @@ class GridTable {
   double LookupAt(std::span<const Position> positions) const;
   // The same on a two-axis table, without the span.
   double LookupAt(const Position& first, const Position& second) const;
+  // A two-axis table read along its second axis with the first one fixed (a decode run's
+  // batch size, its context moving): the first axis' part of the read worked out once, and
+  // each read the same as LookupAt(first, second) to the bit -- the same corner weights,
+  // products and order -- and counted outside the grid the same way. Valid while the
+  // table lives.
+  class AlongSecond {
+   public:
+    AlongSecond() = default;
+    AlongSecond(const GridTable& table, const Position& first);
+    // LocateOn(1, x, hint).
+    Position Locate(double x, const Position& hint) const {
+      const std::size_t lo = hint.lower;
+      if (lo + 1 < axis_size_ && axis_[lo] <= x && x < axis_[lo + 1])
+        return {lo, (x - axis_[lo]) / (axis_[lo + 1] - axis_[lo]), false};
+      return table_->PositionOn(1, x);
+    }
+    double LookupAt(const Position& second) const {
+      const double below1 = 1 - second.weight;
+      const double* v = row_ + second.lower * stride1_;
+      double value = 0;
+      // SumTwoAxes' corners, in its order; a corner of weight 0 adds nothing.
+      if (const double w = below0_ * below1; w != 0) value += w * v[0];
+      if (upper0_) {
+        if (const double w = weight0_ * below1; w != 0) value += w * v[stride0_];
+      }
+      if (upper1_) {
+        if (const double w = below0_ * second.weight; w != 0) value += w * v[stride1_];
+        if (upper0_) {
+          if (const double w = weight0_ * second.weight; w != 0)
+            value += w * v[stride0_ + stride1_];
+        }
+      }
+      if (first_outside_ || second.outside) table_->CountOutOfGrid(1);
+      return value;
+    }
+
+   private:
+    const GridTable* table_ = nullptr;
+    const double* axis_ = nullptr;  // the second axis
+    std::size_t axis_size_ = 0;
+    const double* row_ = nullptr;  // the values at the first axis' lower end
+    std::size_t stride0_ = 0, stride1_ = 0;
+    double weight0_ = 0, below0_ = 1;
+    bool upper0_ = false, upper1_ = false, first_outside_ = false;
+  };
+
   // The same value as LookupAt, without counting a lookup (for a caller that reads a value
   // once and counts each reuse).
   double ReadAt(std::span<const Position> positions) const;

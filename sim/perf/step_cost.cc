@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/input_error.h"
+#include "core/sim_time.h"
 #include "perf/bundle_format.h"
 #include "perf/layer_kernels.h"
 
@@ -464,7 +465,10 @@ StepCostModel::DecodePrices StepCostModel::PriceDecodes(int64_t decodes) const {
   }
   prices.tail_us.push_back(read1(*lm_head_, tokens));  // every decode samples
   if (sampler_) prices.tail_us.push_back(read1(*sampler_, tokens));
-  if (full_layers_ > 0) prices.decodes_at = tables_.attention.decode.LocateOn(0, tokens);
+  if (full_layers_ > 0) {
+    prices.decodes_at = tables_.attention.decode.LocateOn(0, tokens);
+    prices.attention = GridTable::AlongSecond(tables_.attention.decode, prices.decodes_at);
+  }
 
   StepCost after;
   AddCollectives(decodes, decodes, read1, after);
@@ -483,14 +487,28 @@ void StepCostModel::DecodeRun::SetDecodes(int64_t decodes) {
   }
   // The skew bucket's batch-size bin may differ; the context positions stay good hints.
   rate_span_ = longest_span_ = {};
+  last_ = {};
 }
 
 double StepCostModel::DecodeRun::SkewAlpha(int64_t context_sum, int64_t context_min,
                                            int64_t context_max) {
   const std::optional<SkewFit>& skew = model_->tables_.skew;
   if (!skew) return 0;
+  // A step k later with the same decodes, each context k longer (a run between its
+  // events), has the same skew rate: the floored mean, the shortest and the longest all
+  // moved by k, which leaves their differences -- whole numbers, exact as doubles below
+  // 2^52 -- and so the rate, to the bit. Only the longest can leave its bin.
+  const int64_t k = context_max - last_.max;
+  const bool shifted = last_.valid && context_min - last_.min == k &&
+                       context_sum - last_.sum == k * prices_->decodes;
+  last_ = {context_sum, context_min, context_max, true, last_.corrected};
+  if (shifted) {
+    if (!last_.corrected) return 0;
+    if (longest_span_.Holds(static_cast<double>(context_max))) return skew_alpha_;
+  }
   const std::optional<SkewCoordinates> at =
       SkewCoordinatesOf(prices_->decodes, context_sum, context_min, context_max);
+  last_.corrected = at.has_value();
   if (!at) return 0;
   // The bins BucketFor puts these in.
   const double rate = std::clamp(at->rate, 0.0, 1.0);
@@ -513,16 +531,16 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
     table->CountOutOfGrid(1);
   double us = prices.head_us;
   if (model_->full_layers_ > 0) {
-    const GridTable& attention = model_->tables_.attention.decode;
-    context_at_ = attention.LocateOn(
-        1, static_cast<double>(context_sum) / static_cast<double>(prices.decodes), context_at_);
+    const GridTable::AlongSecond& attention = prices.attention;
+    context_at_ = attention.Locate(
+        static_cast<double>(context_sum) / static_cast<double>(prices.decodes), context_at_);
     // Mixed contexts add the skew correction, which reads the table at the longest too
     // (SkewedAttentionUs, with the longest context's position kept from step to step).
-    double layer = attention.LookupAt(prices.decodes_at, context_at_);
+    double layer = attention.LookupAt(context_at_);
     const double alpha = SkewAlpha(context_sum, context_min, context_max);
     if (alpha != 0) {
-      longest_at_ = attention.LocateOn(1, static_cast<double>(context_max), longest_at_);
-      layer = Skewed(layer, alpha, attention.LookupAt(prices.decodes_at, longest_at_));
+      longest_at_ = attention.Locate(static_cast<double>(context_max), longest_at_);
+      layer = Skewed(layer, alpha, attention.LookupAt(longest_at_));
     }
     for (const double kernel_us : prices.full_kernels_us)
       layer += kernel_us;
@@ -530,7 +548,7 @@ int64_t StepCostModel::DecodeRun::TotalNs(int64_t context_sum, int64_t context_m
   }
   for (const double term : prices.tail_us)
     us += term;
-  return std::llround(us * 1000.0) + prices.after_compute_ns;
+  return RoundHalfAway(us * 1000.0) + prices.after_compute_ns;
 }
 
 }  // namespace fleetsim

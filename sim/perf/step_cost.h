@@ -106,6 +106,7 @@ class StepCostModel {
     std::vector<double> tail_us;            // the terms Cost adds after the full layers
     std::vector<const GridTable*> outside;  // one entry per reused read outside its grid
     GridTable::Position decodes_at;         // on the decode attention table's first axis
+    GridTable::AlongSecond attention;       // the decode attention table read at decodes_at
     int64_t after_compute_ns = 0;           // the TP collectives and the step overhead
   };
   // Prices every decode-only batch size from 1 to `max_decodes` once, for all the
@@ -145,6 +146,14 @@ class StepCostModel {
     SkewAxis::Span rate_span_;
     SkewAxis::Span longest_span_;
     double skew_alpha_ = 0;
+    // The last step SkewAlpha saw, and whether a correction applied to it (its
+    // coordinates existed).
+    struct LastStep {
+      int64_t sum = 0, min = 0, max = 0;
+      bool valid = false;
+      bool corrected = false;
+    };
+    LastStep last_;
   };
 
  private:

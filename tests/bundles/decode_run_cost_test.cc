@@ -89,6 +89,20 @@ TEST(DecodeRunCost, EqualsTheStepCostOfEveryDecodeStep) {
         // the skew bucket mostly stays and sometimes moves.
         for (int64_t step = 0; step < (i % 8 == 0 ? 600 : 1); ++step)
           expect_cost(context_sum + decodes * step, lo + step, hi + step);
+        // Steps of the same batch size where only some of the three move (a lane finishing
+        // as another joins), each after the step it moves from: the skew rate moves, so the
+        // alpha kept for a run's steps must be found again.
+        if (others > 0 && hi > lo) {
+          const int64_t k = hi - lo;
+          const int64_t moved[][3] = {
+              {context_sum + decodes * k, lo, hi + k},                // the shortest stays
+              {lo + hi + 2 * k + others * (hi + k), lo + k, hi + k},  // the mean moves
+              {context_sum + decodes * k, lo + k, hi}};               // the longest stays
+          for (const auto& [sum, shortest, longest] : moved) {
+            expect_cost(context_sum, lo, hi);
+            expect_cost(sum, shortest, longest);
+          }
+        }
         if (::testing::Test::HasFailure()) return;
       }
     }

@@ -1,6 +1,8 @@
 #include "perf/grid_table.h"
 
+#include <random>
 #include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -42,6 +44,53 @@ TEST(GridTable, ALocatedPositionReadsAsALookupDoes) {
   EXPECT_EQ(a.out_of_grid_lookups(), 2 * outside);
   EXPECT_EQ(b.out_of_grid_lookups(), 2 * outside);
   EXPECT_EQ(single.out_of_grid_lookups(), 2 * 11);  // every x but 8, which is not among them
+}
+
+// A read along the second axis with the first fixed is LookupAt's, to the bit, and counts
+// the same lookups outside -- on tables whose axes have one point or several, at first-axis
+// positions inside, on and outside the grid.
+TEST(GridTable, AReadAlongTheSecondAxisIsLookupAtToTheBit) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> value(0.5, 900.0);
+  const std::vector<std::vector<double>> axes[] = {
+      {{1, 2, 4, 8, 16, 64}, {16, 128, 1024, 4096, 32768}},
+      {{4}, {16, 128, 1024}},
+      {{1, 8, 256}, {512}},
+      {{3}, {7}},
+  };
+  for (const auto& shape : axes) {
+    GridTable direct(shape), along(shape);
+    for (std::size_t i = 0; i < shape[0].size(); ++i) {
+      for (std::size_t j = 0; j < shape[1].size(); ++j) {
+        const double v = value(random);
+        direct.Set({i, j}, v);
+        along.Set({i, j}, v);
+      }
+    }
+    std::uniform_real_distribution<double> first(-2, shape[0].back() * 1.5 + 2);
+    std::uniform_real_distribution<double> second(-50, shape[1].back() * 1.5 + 50);
+    for (int row = 0; row < 40; ++row) {
+      // Grid points too: their corner weights are zero.
+      const double x = row % 4 == 0 ? shape[0][static_cast<std::size_t>(row / 4) % shape[0].size()]
+                                    : first(random);
+      const GridTable::Position at = direct.LocateOn(0, x);
+      const GridTable::AlongSecond reader(along, at);
+      GridTable::Position hint = along.LocateOn(1, shape[1][0]);
+      for (int k = 0; k < 60; ++k) {
+        const double y =
+            k % 5 == 0 ? shape[1][static_cast<std::size_t>(k) % shape[1].size()] : second(random);
+        hint = reader.Locate(y, hint);
+        const GridTable::Position searched = direct.LocateOn(1, y);
+        EXPECT_EQ(hint.lower, searched.lower);
+        EXPECT_EQ(hint.weight, searched.weight);
+        EXPECT_EQ(reader.LookupAt(hint), direct.LookupAt(at, searched)) << x << ", " << y;
+      }
+    }
+    EXPECT_EQ(along.out_of_grid_lookups(), direct.out_of_grid_lookups());
+    EXPECT_GT(direct.out_of_grid_lookups(), 0);
+  }
+  GridTable one({{1, 2}});
+  EXPECT_THROW(GridTable::AlongSecond(one, one.Locate(1)), std::logic_error);
 }
 
 // LookupSet reads only inside the grid and only from grid points that have a value; it
