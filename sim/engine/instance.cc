@@ -201,6 +201,7 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
   ++steps_;
   busy_ += duration;
   now_ = end;
+  Tally(end, shape.prefill_tokens() - shape.spec_tokens(), generated);
   if (on_step_) {
     StepRecord step;
     step.start = start;
@@ -449,6 +450,14 @@ bool Instance::FastDecode(SimTime until) {
       ordinary_next = true;
       break;
     }
+    // Until the next step with pool work or a finish, with no tail and nothing waiting, a
+    // step changes nothing but the clock: such steps are priced and recorded in a tight
+    // loop, each as the general step below would.
+    if (const int64_t quiet_end = std::min(decode_next_work_, decode_run_end_);
+        !tail && !admitting && step < quiet_end) {
+      t = QuietSteps(step, quiet_end, t, std::min(until, next_arrival));
+      continue;
+    }
     // The free blocks the tail's chunks take at most.
     const int64_t tail_blocks = tail ? scheduler_.TailBlocks(n) : 0;
     // A step that ends a request ends it here, unless its KV is handed off (the ordinary
@@ -573,6 +582,7 @@ bool Instance::FastDecode(SimTime until) {
       if (lanes_.size() != before) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
       decode_usage_ = kv_.Usage();
     }
+    Tally(t, chunks ? shape.prefill_tokens() - shape.spec_tokens() : 0, n + chunk_tokens);
     if (on_step_) {
       StepRecord record;
       record.start = start;
@@ -603,6 +613,36 @@ bool Instance::FastDecode(SimTime until) {
   busy_ += t - now_;
   now_ = t;
   return true;
+}
+
+SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop) {
+  const auto n = static_cast<int64_t>(lanes_.size());
+  StepRecord record;
+  if (on_step_) {
+    record.decodes = n;
+    record.generated_tokens = n;
+    record.running = static_cast<int64_t>(scheduler_.running().size());
+    record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
+    record.kv_usage = decode_usage_;
+  }
+  do {
+    const int64_t context_sum = decode_context_sum_ + step * n;
+    const int64_t context_max = decode_context_max_ + step;
+    const SimTime duration =
+        decode_cost_.TotalNs(context_sum, decode_context_min_ + step, context_max);
+    last_active_ = t;
+    Tally(t + duration, 0, n);
+    if (on_step_) {
+      record.start = t;
+      record.duration = duration;
+      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
+      record.decode_context_max = context_max;
+      on_step_(record);
+    }
+    t += duration;
+    ++step;
+  } while (step < end && t < stop);
+  return t;
 }
 
 void Instance::RunUntil(SimTime until) {
@@ -700,10 +740,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // decode run's cost cursor instead of four cached batch sizes, the prices being the cost
 // model's; 2,112: the list of boundary phases in use; 2,120: the block pool's count of
 // cached keys, which Load recounts from the blocks; 2,152: the decode cost cursor's last
-// step, a cache of the skew rate that a fresh cursor rebuilds to the same prices.)
+// step, a cache of the skew rate that a fresh cursor rebuilds to the same prices; 2,168:
+// the token tally's interval and target, the caller's like the step observer.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2152,
+static_assert(sizeof(Instance) == 2168,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

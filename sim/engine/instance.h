@@ -26,6 +26,7 @@
 #include "core/sim_time.h"
 #include "engine/kv_cache_manager.h"
 #include "engine/scheduler.h"
+#include "engine/token_tally.h"
 #include "perf/step_cost.h"
 
 namespace fleetsim {
@@ -99,6 +100,13 @@ class Instance {
   int64_t fast_decode_pool_steps() const { return fast_decode_pool_steps_; }
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
+  // Adds every step's prompt and generated tokens to `tally`, by the `interval` its end
+  // falls in (the fleet's /timeseries), without building a step record: for a caller that
+  // needs only these. `tally` must outlive the instance's steps; nullptr stops.
+  void TallyTokens(SimTime interval, std::vector<TokenTally>* tally) {
+    tally_interval_ = interval;
+    tally_ = tally;
+  }
 
   // Lock-step driving, for the ranks of a data-parallel engine (engine/dp_engine.h) whose
   // steps start and end together: BeginLockStep moves the clock to `at` (not before the
@@ -171,6 +179,10 @@ class Instance {
   // it ends (EndDecodeRun), so a window that only advances decodes reads the run's lanes,
   // not every request.
   bool FastDecode(SimTime until);
+  // A run's steps from `step` (advanced) up to `end` or the first that would start at or
+  // after `stop`, which change nothing but the clock: no pool work, finish, tail or
+  // waiting request. Returns the time after the last; it runs at least one.
+  SimTime QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop);
   bool StartDecodeRun();
   // Whether a running request decodes next (its prompt computed, one token to compute).
   static bool Decoding(const Request& request);
@@ -201,6 +213,12 @@ class Instance {
   // the arrival-time checks; guards a run against waiting forever).
   bool stalled_ = false;
   std::function<void(const StepRecord&)> on_step_;
+  SimTime tally_interval_ = 1;
+  std::vector<TokenTally>* tally_ = nullptr;
+  void Tally(SimTime end, int64_t prompt_tokens, int64_t generated_tokens) {
+    if (tally_ != nullptr)
+      AddTokens(*tally_, end / tally_interval_, prompt_tokens, generated_tokens);
+  }
   const StepPlan* planned_ = nullptr;  // between PlanStep and FinishStep
   SchedulerConfig config_;
   int64_t steps_ = 0;

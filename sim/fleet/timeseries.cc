@@ -7,13 +7,6 @@
 
 namespace fleetsim {
 
-void AddTokens(std::vector<TokenTally>& tally, int64_t bucket, int64_t prompt_tokens,
-               int64_t generated_tokens) {
-  if (tally.empty() || tally.back().bucket != bucket) tally.push_back({bucket, 0, 0});
-  tally.back().prompt_tokens += prompt_tokens;
-  tally.back().generated_tokens += generated_tokens;
-}
-
 Timeseries::Timeseries(std::size_t groups, SimTime interval)
     : groups_(groups), interval_(interval) {}
 

@@ -21,6 +21,7 @@
 
 #include "core/checkpoint_io.h"
 #include "core/sim_time.h"
+#include "engine/token_tally.h"
 #include "output/run_tables.h"
 
 namespace fleetsim {
@@ -29,17 +30,6 @@ namespace fleetsim {
 // 11.6 days at the default 1 s interval. A run that would reach further is refused (the
 // fleet loop checks each window's end), naming timeseries.interval_s.
 inline constexpr int64_t kMaxTimeseriesIntervals = 1'000'000;
-
-// Tokens of one instance's steps that ended in one interval.
-struct TokenTally {
-  int64_t bucket = 0;
-  int64_t prompt_tokens = 0;
-  int64_t generated_tokens = 0;
-};
-
-// Adds a step's tokens to `tally`, merging with the last entry when in the same interval.
-void AddTokens(std::vector<TokenTally>& tally, int64_t bucket, int64_t prompt_tokens,
-               int64_t generated_tokens);
 
 class Timeseries {
  public:

@@ -24,7 +24,22 @@ struct Outcome {
   std::vector<StepRecord> steps;
   int64_t fast_steps = 0;
   int64_t fast_pool_steps = 0;
+  // The instance's own token tally, and the same built from its step records.
+  std::vector<TokenTally> tally, tally_of_steps;
 };
+
+// The interval of the token tallies: a few steps long, so that runs of steps cross it.
+constexpr SimTime kTallyInterval = 3'000'000;
+
+void ExpectSameTally(const std::vector<TokenTally>& a, const std::vector<TokenTally>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE("tally entry " + std::to_string(i));
+    EXPECT_EQ(a[i].bucket, b[i].bucket);
+    EXPECT_EQ(a[i].prompt_tokens, b[i].prompt_tokens);
+    EXPECT_EQ(a[i].generated_tokens, b[i].generated_tokens);
+  }
+}
 
 int Preemptions(const Outcome& outcome) {
   int total = 0;
@@ -52,7 +67,12 @@ Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make, int64_t
   std::unique_ptr<Instance> instance = make();
   instance->SetFastDecode(fast);
   Outcome outcome;
-  instance->OnStep([&](const StepRecord& s) { outcome.steps.push_back(s); });
+  instance->OnStep([&](const StepRecord& s) {
+    outcome.steps.push_back(s);
+    AddTokens(outcome.tally_of_steps, (s.start + s.duration) / kTallyInterval, s.prefill_tokens,
+              s.generated_tokens);
+  });
+  instance->TallyTokens(kTallyInterval, &outcome.tally);
   std::mt19937 rng(seed);
   SimTime t = 0;
   SimTime next_window = traffic.window;
@@ -98,6 +118,10 @@ Outcome Simulate(const EngineSetup& setup, uint32_t seed, bool fast, const Traff
 }
 
 void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
+  // The tally an instance keeps is the one its step records give.
+  ExpectSameTally(slow.tally, slow.tally_of_steps);
+  ExpectSameTally(fast.tally, fast.tally_of_steps);
+  ExpectSameTally(slow.tally, fast.tally);
   ASSERT_EQ(slow.records.size(), fast.records.size());
   for (std::size_t i = 0; i < slow.records.size(); ++i) {
     const RequestRecord& a = slow.records[i];
