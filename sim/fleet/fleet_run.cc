@@ -224,7 +224,7 @@ class FleetRun {
   void RefreshLoadViews() {
     const std::vector<LoadChange> changes =
         ExchangeLoadChanges(instances_.TakeLoadChanges(), comm_);
-    failure_.Guard([&] { gateways_.Apply(changes); });
+    failure_.Guard([&] { gateways_.Apply(changes, options_.threads); });
     ++snapshots_;
   }
 

@@ -53,8 +53,9 @@ class GatewayShard {
   std::size_t size() const { return gateways_.size(); }
 
   // Every gateway's view becomes the last snapshot updated by `changes` (the instances
-  // whose load changed since it, in any order); the assignments since are forgotten.
-  void Apply(std::span<const LoadChange> changes);
+  // whose load changed since it, in any order); the assignments since are forgotten. With
+  // `threads` > 1 the routers take them in parallel (the same views).
+  void Apply(std::span<const LoadChange> changes, int threads = 1);
   // The instance the request's gateway (which must live on this rank) sends it to, or
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);
