@@ -13,8 +13,13 @@ namespace fleetsim {
 namespace {
 
 // A step record's batch fields, as the step's shape gives them.
+// A step's prompt tokens: its chunks' tokens, draft tokens not counted.
+int64_t PromptTokensOf(const BatchShape& shape) {
+  return shape.prefill_tokens() - shape.spec_tokens();
+}
+
 void DescribeBatch(const BatchShape& shape, StepRecord& step) {
-  step.prefill_tokens = shape.prefill_tokens() - shape.spec_tokens();
+  step.prefill_tokens = PromptTokensOf(shape);
   step.prefill_chunks = shape.gdn_prefills();
   step.decodes = shape.num_decodes() + shape.num_spec_decodes();
   step.decode_context_mean = shape.mean_decode_context();
@@ -201,7 +206,7 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
   ++steps_;
   busy_ += duration;
   now_ = end;
-  Tally(end, shape.prefill_tokens() - shape.spec_tokens(), generated);
+  Tally(end, PromptTokensOf(shape), generated);
   if (on_step_) {
     StepRecord step;
     step.start = start;
@@ -582,23 +587,14 @@ bool Instance::FastDecode(SimTime until) {
       if (lanes_.size() != before) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
       decode_usage_ = kv_.Usage();
     }
-    Tally(t, chunks ? shape.prefill_tokens() - shape.spec_tokens() : 0, n + chunk_tokens);
+    Tally(t, chunks ? PromptTokensOf(shape) : 0, n + chunk_tokens);
     if (on_step_) {
-      StepRecord record;
-      record.start = start;
-      record.duration = duration;
-      record.decodes = n;
-      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
-      record.decode_context_max = context_max;
-      record.generated_tokens = n;
+      StepRecord record = RunStepRecord(start, duration, n, context_sum, context_max);
       if (chunks) {
         DescribeBatch(shape, record);
         record.generated_tokens = n + chunk_tokens;
         record.cache_hit_tokens = hit_tokens;
       }
-      record.running = static_cast<int64_t>(scheduler_.running().size());
-      record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
-      record.kv_usage = decode_usage_;
       on_step_(record);
     }
     ++step;
@@ -615,16 +611,23 @@ bool Instance::FastDecode(SimTime until) {
   return true;
 }
 
+StepRecord Instance::RunStepRecord(SimTime start, SimTime duration, int64_t decodes,
+                                   int64_t context_sum, int64_t context_max) const {
+  StepRecord record;
+  record.start = start;
+  record.duration = duration;
+  record.decodes = decodes;
+  record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(decodes);
+  record.decode_context_max = context_max;
+  record.generated_tokens = decodes;
+  record.running = static_cast<int64_t>(scheduler_.running().size());
+  record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
+  record.kv_usage = decode_usage_;
+  return record;
+}
+
 SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop) {
   const auto n = static_cast<int64_t>(lanes_.size());
-  StepRecord record;
-  if (on_step_) {
-    record.decodes = n;
-    record.generated_tokens = n;
-    record.running = static_cast<int64_t>(scheduler_.running().size());
-    record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
-    record.kv_usage = decode_usage_;
-  }
   do {
     const int64_t context_sum = decode_context_sum_ + step * n;
     const int64_t context_max = decode_context_max_ + step;
@@ -632,13 +635,7 @@ SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop
         decode_cost_.TotalNs(context_sum, decode_context_min_ + step, context_max);
     last_active_ = t;
     Tally(t + duration, 0, n);
-    if (on_step_) {
-      record.start = t;
-      record.duration = duration;
-      record.decode_context_mean = static_cast<double>(context_sum) / static_cast<double>(n);
-      record.decode_context_max = context_max;
-      on_step_(record);
-    }
+    if (on_step_) on_step_(RunStepRecord(t, duration, n, context_sum, context_max));
     t += duration;
     ++step;
   } while (step < end && t < stop);

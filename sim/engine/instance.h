@@ -183,6 +183,9 @@ class Instance {
   // after `stop`, which change nothing but the clock: no pool work, finish, tail or
   // waiting request. Returns the time after the last; it runs at least one.
   SimTime QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop);
+  // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
+  StepRecord RunStepRecord(SimTime start, SimTime duration, int64_t decodes, int64_t context_sum,
+                           int64_t context_max) const;
   bool StartDecodeRun();
   // Whether a running request decodes next (its prompt computed, one token to compute).
   static bool Decoding(const Request& request);
