@@ -9,8 +9,9 @@
 namespace fleetsim {
 namespace {
 
-std::vector<std::string_view> Split(std::string_view text) {
-  std::vector<std::string_view> fields;
+// Into a vector the caller keeps, so that a file's records reuse one allocation.
+void SplitInto(std::string_view text, std::vector<std::string_view>& fields) {
+  fields.clear();
   std::size_t start = 0;
   for (std::size_t i = 0; i <= text.size(); ++i) {
     if (i == text.size() || text[i] == ',') {
@@ -18,7 +19,6 @@ std::vector<std::string_view> Split(std::string_view text) {
       start = i + 1;
     }
   }
-  return fields;
 }
 
 void StripLineEnd(std::string& text) {
@@ -35,7 +35,8 @@ CsvReader::CsvReader(const std::string& path) : path_(path), in_(path) {
     throw InputError(path, 1, "", "empty file: expected a header row");
   line_ = 1;
   StripLineEnd(header);
-  for (std::string_view name : Split(header))
+  SplitInto(header, fields_);
+  for (std::string_view name : fields_)
     header_.emplace_back(name);
 }
 
@@ -63,7 +64,7 @@ bool CsvReader::Next() {
     ++line_;
     StripLineEnd(record_);
     if (record_.empty()) continue;
-    fields_ = Split(record_);
+    SplitInto(record_, fields_);
     if (fields_.size() != header_.size()) {
       Fail("", "has " + std::to_string(fields_.size()) + " fields, the header has " +
                    std::to_string(header_.size()));
@@ -94,7 +95,15 @@ int64_t CsvReader::Int(std::string_view column) const {
 }
 
 double CsvReader::Number(std::string_view column) const {
-  const std::string text(Field(column));
+  const std::string_view field = Field(column);
+  // from_chars and strtod both round correctly, so a field both read gives the same double.
+  // from_chars is the fast path; what it refuses (a leading '+' or space, an underflow)
+  // goes to strtod, which accepts or names it as before.
+  double fast = 0;
+  auto [fast_end, fast_error] = std::from_chars(field.data(), field.data() + field.size(), fast);
+  if (fast_error == std::errc() && fast_end == field.data() + field.size() && std::isfinite(fast))
+    return fast;
+  const std::string text(field);
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size()) {

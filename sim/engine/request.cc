@@ -1,5 +1,7 @@
 #include "engine/request.h"
 
+#include <cstdlib>
+
 #include "core/hash64.h"
 
 namespace fleetsim {
@@ -7,6 +9,22 @@ namespace fleetsim {
 // A field added to Request must be saved below: this size changes with it (a bool may fit
 // in padding -- the round-trip test in tests/engine/checkpoint_test.cc catches that one).
 static_assert(sizeof(Request) == 320, "Request changed: save the new field in Request::Save/Load");
+
+// The block is `align` bytes longer than the request; the address malloc gave is kept in
+// the word just below the aligned one (malloc aligns to at least 16, so there is room).
+void* Request::operator new(std::size_t size, std::align_val_t align) {
+  const auto alignment = static_cast<std::uintptr_t>(align);
+  void* block = std::malloc(size + alignment);
+  if (block == nullptr) throw std::bad_alloc();
+  const std::uintptr_t aligned =
+      (reinterpret_cast<std::uintptr_t>(block) + alignment) & ~(alignment - 1);
+  reinterpret_cast<void**>(aligned)[-1] = block;
+  return reinterpret_cast<void*>(aligned);
+}
+
+void Request::operator delete(void* pointer, std::align_val_t) noexcept {
+  if (pointer != nullptr) std::free(static_cast<void**>(pointer)[-1]);
+}
 
 void Request::Save(CheckpointWriter& w) const {
   w.I64(prompt_tokens);

@@ -2,7 +2,9 @@
 // KV blocks it holds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,11 @@ struct alignas(64) Request {
   int64_t shared_hash_blocks() const { return static_cast<int64_t>(prompt_block_hashes.size()); }
   bool prefill_done() const { return num_computed >= num_tokens(); }
   BlockHash BlockHashAt(int64_t index) const;
+
+  // Whole cache lines from one malloc: glibc's aligned allocation (memalign) splits a chunk
+  // on every call, several hundred instructions for each request a run delivers.
+  static void* operator new(std::size_t size, std::align_val_t align);
+  static void operator delete(void* pointer, std::align_val_t align) noexcept;
 
   // Every field above (docs/CHECKPOINT.md); `groups`: the layout's group count.
   void Save(CheckpointWriter& w) const;

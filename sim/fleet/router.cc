@@ -151,10 +151,15 @@ Router& Router::operator=(Router&&) noexcept = default;
 
 namespace {
 
-void RequireNonNegative(const InstanceLoad& load, int32_t instance, const char* where) {
-  if (load.outstanding < 0 || load.kv_used_blocks < 0)
-    throw std::invalid_argument(std::string(where) + ": negative load for instance " +
-                                std::to_string(instance));
+[[noreturn, gnu::cold, gnu::noinline]] void ThrowNegativeLoad(int32_t instance, const char* where) {
+  throw std::invalid_argument(std::string(where) + ": negative load for instance " +
+                              std::to_string(instance));
+}
+
+// Every router checks every change it takes: the check inline, its message out of line.
+inline void RequireNonNegative(const InstanceLoad& load, int32_t instance, const char* where) {
+  if (load.outstanding < 0 || load.kv_used_blocks < 0) [[unlikely]]
+    ThrowNegativeLoad(instance, where);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "perf/bundle.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -17,9 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Rows of one table before gridding: coordinates and time.
+// Rows of one table before gridding: coordinates (up to four axes, the unused ones 0)
+// and time. A fixed array: a bundle's tables are tens of thousands of rows.
 struct Point {
-  std::vector<double> x;
+  std::array<double, 4> x;
   double us;
 };
 
@@ -34,17 +36,19 @@ double TimeUs(const CsvReader& csv) {
 // holes, naming the first.
 GridTable Grid(const std::vector<Point>& points, std::size_t rank, const std::string& file,
                const std::string& what) {
-  std::vector<std::set<double>> values(rank);
-  for (const Point& p : points) {
-    for (std::size_t i = 0; i < rank; ++i)
-      values[i].insert(p.x[i]);
+  std::vector<std::vector<double>> axes(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    std::vector<double>& axis = axes[i];
+    axis.reserve(points.size());
+    for (const Point& p : points)
+      axis.push_back(p.x[i]);
+    // Stable, so that of equal values (0 and -0) the first row's is kept, as a set keeps it.
+    std::stable_sort(axis.begin(), axis.end());
+    axis.erase(std::unique(axis.begin(), axis.end()), axis.end());
   }
-  std::vector<std::vector<double>> axes;
-  for (const auto& v : values)
-    axes.emplace_back(v.begin(), v.end());
   GridTable table(axes);
+  std::vector<std::size_t> index(rank);
   for (const Point& p : points) {
-    std::vector<std::size_t> index(rank);
     for (std::size_t i = 0; i < rank; ++i) {
       index[i] = static_cast<std::size_t>(AxisIndex(table.axis(i), p.x[i]));
     }

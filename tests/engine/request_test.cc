@@ -1,7 +1,11 @@
 // Request: token counts and the prefix hash of each block (engine/request.h).
 #include "engine/request.h"
 
+#include <cstdint>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -58,6 +62,26 @@ TEST(Request, BlocksPastTheGivenHashesAreUniqueToTheRequestAndStable) {
     EXPECT_EQ(again.BlockHashAt(i), a.BlockHashAt(i)) << i;
   // A request without prompt hashes has unique hashes from block 0.
   EXPECT_NE(Make(3, 40).BlockHashAt(0), Make(4, 40).BlockHashAt(0));
+}
+
+// Request's own allocation keeps its cache-line alignment; ASan (scripts/sanitize.sh)
+// checks that each block goes back whole to malloc.
+TEST(Request, HeapRequestsStartOnACacheLine) {
+  std::vector<std::unique_ptr<Request>> requests;
+  for (int i = 0; i < 100; ++i) {
+    requests.push_back(std::make_unique<Request>());
+    requests.back()->name = std::string(static_cast<std::size_t>(i) * 7, 'x');
+    requests.back()->prompt_block_hashes.assign(static_cast<std::size_t>(i), BlockHash{7});
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(requests.back().get()) % alignof(Request), 0u);
+  }
+  static_assert(alignof(Request) == 64);
+  // Freed in a different order than allocated.
+  for (std::size_t i = 0; i < requests.size(); i += 2)
+    requests[i].reset();
+  requests.clear();
+  auto* raw = new Request;
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(raw) % 64, 0u);
+  delete raw;
 }
 
 }  // namespace
