@@ -270,13 +270,16 @@ void Instance::SumUpLanes() {
   decode_context_min_ = INT64_MAX;
   decode_context_max_ = INT64_MIN;
   decode_run_hand_offs_ = 0;
-  for (const DecodeLane& lane : lanes_) {
-    decode_run_hand_offs_ += lane.hands_off ? 1 : 0;
-    decode_run_end_ = std::min(decode_run_end_, lane.end);
-    decode_context_sum_ += lane.context;
-    decode_context_min_ = std::min(decode_context_min_, lane.context);
-    decode_context_max_ = std::max(decode_context_max_, lane.context);
-  }
+  for (const DecodeLane& lane : lanes_)
+    CountLane(lane);
+}
+
+void Instance::CountLane(const DecodeLane& lane) {
+  decode_run_hand_offs_ += lane.hands_off ? 1 : 0;
+  decode_run_end_ = std::min(decode_run_end_, lane.end);
+  decode_context_sum_ += lane.context;
+  decode_context_min_ = std::min(decode_context_min_, lane.context);
+  decode_context_max_ = std::max(decode_context_max_, lane.context);
 }
 
 int64_t Instance::NextAnonymousWork(int64_t from) const {
@@ -310,6 +313,16 @@ void Instance::AddLaneWork(const DecodeLane& lane) {
   } else {
     named_next_work_ = std::min(named_next_work_, lane.next_work);
   }
+}
+
+void Instance::RemoveLaneWork(const DecodeLane& lane) {
+  if (lane.anonymous == 0) return;  // a named lane's next work is summed again by the caller
+  // BringTo moves next_work by whole blocks: the lane's phase is the one it was counted at.
+  const auto phases = static_cast<int64_t>(anonymous_by_phase_.size());
+  const int64_t phase = lane.next_work % phases;
+  int64_t& blocks = anonymous_by_phase_[static_cast<std::size_t>(phase)];
+  blocks -= lane.anonymous;
+  if (blocks == 0) std::erase(anonymous_phases_, phase);
 }
 
 void Instance::SumUpLaneWork(int64_t from) {
@@ -420,11 +433,7 @@ void Instance::AddLane(Request& r, int64_t step) {
   const DecodeLane lane = MakeLane(r, step + 1 + kv_.DecodeStepsWithoutPoolWork(r), step + 1,
                                    kv_.AnonymousDecodeBlocks(r));
   lanes_.push_back(lane);
-  decode_context_sum_ += lane.context;
-  decode_context_min_ = std::min(decode_context_min_, lane.context);
-  decode_context_max_ = std::max(decode_context_max_, lane.context);
-  decode_run_end_ = std::min(decode_run_end_, lane.end);
-  decode_run_hand_offs_ += lane.hands_off ? 1 : 0;
+  CountLane(lane);
   AddLaneWork(lane);
   decode_next_work_ = std::min(decode_next_work_, lane.next_work);
 }
@@ -552,6 +561,7 @@ bool Instance::FastDecode(SimTime until) {
           lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
         }
         if (finishing && lane.end == step) {
+          RemoveLaneWork(lane);
           FinishLane(i, step, t);
           continue;
         }
@@ -564,7 +574,9 @@ bool Instance::FastDecode(SimTime until) {
           return r == nullptr || r->state == RequestState::kFinished;
         });
         SumUpLanes();
-        SumUpLaneWork(step + 1);
+        // The lanes' work as SumUpLaneWork would sum it: the finished lanes' blocks left
+        // their phases above, and named_next_work_ was taken over the lanes left.
+        decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
         if (!lanes_.empty()) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
         decode_usage_ = kv_.Usage();
       }

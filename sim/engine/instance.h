@@ -250,12 +250,17 @@ class Instance {
   DecodeLane MakeLane(Request& request, int64_t next_work, int64_t synced, int64_t anonymous) const;
   // The run's end and its contexts at its first step, from the lanes.
   void SumUpLanes();
+  // Adds one lane to those sums.
+  void CountLane(const DecodeLane& lane);
   // The first step from `from` where lanes with anonymous blocks reach a boundary.
   int64_t NextAnonymousWork(int64_t from) const;
   // Whether the lane (with anonymous blocks) reaches a boundary at `step`.
   bool AnonymousDue(const DecodeLane& lane, int64_t step) const;
   // Counts the lane's work: its anonymous blocks by phase, or its next step with work.
   void AddLaneWork(const DecodeLane& lane);
+  // Takes a finishing lane's anonymous blocks out of its phase's count: the counts stay
+  // those SumUpLaneWork would give for the lanes left.
+  void RemoveLaneWork(const DecodeLane& lane);
   // Sums up every lane's work, and the run's next step with work from `from` on.
   void SumUpLaneWork(int64_t from);
   // Whether a request that the run's `step` finishes hands its KV off.
