@@ -265,13 +265,21 @@ Instance::DecodeLane Instance::MakeLane(Request& r, int64_t next_work, int64_t s
 
 void Instance::SumUpLanes() {
   // Contexts as they stood at the run's first step, whatever step each lane is synced to.
-  decode_run_end_ = INT64_MAX;
-  decode_context_sum_ = 0;
-  decode_context_min_ = INT64_MAX;
-  decode_context_max_ = INT64_MIN;
-  decode_run_hand_offs_ = 0;
-  for (const DecodeLane& lane : lanes_)
-    CountLane(lane);
+  // Summed in locals: the members could alias the lanes' fields, and would be stored back
+  // at every lane.
+  int64_t end = INT64_MAX, sum = 0, lo = INT64_MAX, hi = INT64_MIN, hand_offs = 0;
+  for (const DecodeLane& lane : lanes_) {
+    hand_offs += lane.hands_off ? 1 : 0;
+    end = std::min(end, lane.end);
+    sum += lane.context;
+    lo = std::min(lo, lane.context);
+    hi = std::max(hi, lane.context);
+  }
+  decode_run_end_ = end;
+  decode_context_sum_ = sum;
+  decode_context_min_ = lo;
+  decode_context_max_ = hi;
+  decode_run_hand_offs_ = hand_offs;
 }
 
 void Instance::CountLane(const DecodeLane& lane) {

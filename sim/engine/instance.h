@@ -250,7 +250,7 @@ class Instance {
   DecodeLane MakeLane(Request& request, int64_t next_work, int64_t synced, int64_t anonymous) const;
   // The run's end and its contexts at its first step, from the lanes.
   void SumUpLanes();
-  // Adds one lane to those sums.
+  // Adds one lane to those sums (a lane joining the run).
   void CountLane(const DecodeLane& lane);
   // The first step from `from` where lanes with anonymous blocks reach a boundary.
   int64_t NextAnonymousWork(int64_t from) const;
