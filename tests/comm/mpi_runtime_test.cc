@@ -14,6 +14,8 @@ namespace {
 
 fleetsim::comm::MpiRuntime* g_mpi = nullptr;
 int g_expected_ranks = -1;
+// --user-isolated=V: the test's environment set OMPI_MCA_ess_singleton_isolated to V.
+std::string g_user_isolated;
 
 TEST(MpiRuntime, WorldHasTheExpectedRanks) {
   ASSERT_GT(g_expected_ranks, 0) << "pass --expected-ranks=N";
@@ -42,6 +44,23 @@ TEST(MpiRuntime, KnowsEveryRanksHost) {
     EXPECT_FALSE(host.empty());
 }
 
+std::string EnvOr(const char* name, const char* otherwise) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : otherwise;
+}
+
+TEST(MpiRuntime, ASingletonStartsWithoutADaemonOrTransportProbesAndAUsersSettingWins) {
+  const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  if (launched) {
+    // mpirun's processes are left as mpirun set them.
+    EXPECT_EQ(EnvOr("OMPI_MCA_ess_singleton_isolated", "unset"), "unset");
+    return;
+  }
+  EXPECT_EQ(EnvOr("OMPI_MCA_pml", "unset"), "ob1");
+  EXPECT_EQ(EnvOr("OMPI_MCA_ess_singleton_isolated", "unset"),
+            g_user_isolated.empty() ? "1" : g_user_isolated);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -51,6 +70,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--expected-ranks=", 17) == 0)
       g_expected_ranks = std::atoi(argv[i] + 17);
+    if (std::strncmp(argv[i], "--user-isolated=", 16) == 0) g_user_isolated = argv[i] + 16;
   }
   // Only rank 0 prints the report; every rank's result decides mpirun's exit code.
   if (mpi.rank() != 0) {
