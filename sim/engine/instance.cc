@@ -491,6 +491,9 @@ bool Instance::FastDecode(SimTime until) {
     }
     const bool pool_work = step == decode_next_work_;
     const bool named_work = step == named_next_work_;
+    // The first step with work is the earlier of the named and the anonymous lanes': a step
+    // with named work has pool work, and its due lanes are listed there.
+    FLEETSIM_CHECK(pool_work || !named_work, "a decode run's named work came before its pool work");
     if (pool_work) {
       // As the scheduler's step would, in running order -- unless the pool might run
       // short, which needs the ordinary step (it preempts).
@@ -502,14 +505,21 @@ bool Instance::FastDecode(SimTime until) {
       if (!named_work) {
         needed = anonymous_by_phase_[static_cast<std::size_t>(step % block_size)];
       } else {
+        due_lanes_.clear();
+        other_named_next_work_ = INT64_MAX;
         for (std::size_t i = 0; i < lanes_.size(); ++i) {
           DecodeLane& lane = lanes_[i];
           if (lane.anonymous > 0) {
-            if (AnonymousDue(lane, step)) needed += lane.anonymous;
+            if (!AnonymousDue(lane, step)) continue;
+            needed += lane.anonymous;
           } else if (lane.next_work == step) {
             BringTo(i, step);
             needed += kv_.DecodeBlocksNeeded(*lane.request);
+          } else {
+            other_named_next_work_ = std::min(other_named_next_work_, lane.next_work);
+            continue;
           }
+          due_lanes_.push_back(i);
         }
       }
       if (needed + tail_blocks > kv_.num_free_blocks()) {
@@ -520,13 +530,10 @@ bool Instance::FastDecode(SimTime until) {
         FLEETSIM_CHECK(kv_.TakeAnonymousDecodeBlocks(needed),
                        "a decode step's blocks were counted free");
       } else {
-        for (DecodeLane& lane : lanes_) {
-          bool allocated = true;
-          if (lane.anonymous > 0) {
-            if (AnonymousDue(lane, step)) allocated = kv_.TakeAnonymousDecodeBlocks(lane.anonymous);
-          } else if (lane.next_work == step) {
-            allocated = kv_.Allocate(*lane.request, 1, no_hit, false);
-          }
+        for (const std::size_t i : due_lanes_) {
+          DecodeLane& lane = lanes_[i];
+          const bool allocated = lane.anonymous > 0 ? kv_.TakeAnonymousDecodeBlocks(lane.anonymous)
+                                                    : kv_.Allocate(*lane.request, 1, no_hit, false);
           FLEETSIM_CHECK(allocated, "a decode step's blocks were counted free");
         }
       }
@@ -557,7 +564,18 @@ bool Instance::FastDecode(SimTime until) {
     const SimTime start = t;
     last_active_ = t;
     t += duration;
-    if (named_work || finishing) {
+    if (named_work && !finishing) {
+      // Only the lanes that allocated commit; the others' next work is as it was.
+      named_next_work_ = other_named_next_work_;
+      for (const std::size_t i : due_lanes_) {
+        DecodeLane& lane = lanes_[i];
+        if (lane.anonymous > 0) continue;
+        BringTo(i, step + 1);
+        kv_.CommitStep(*lane.request);
+        lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
+        named_next_work_ = std::min(named_next_work_, lane.next_work);
+      }
+    } else if (finishing) {
       // The step's commits (only lanes that allocate for real have any) and finishes, in
       // running order (Scheduler::Complete's), and each of those lanes' next step with work.
       named_next_work_ = INT64_MAX;
@@ -568,26 +586,24 @@ bool Instance::FastDecode(SimTime until) {
           kv_.CommitStep(*lane.request);
           lane.next_work = step + 1 + kv_.DecodeStepsWithoutPoolWork(*lane.request);
         }
-        if (finishing && lane.end == step) {
+        if (lane.end == step) {
           RemoveLaneWork(lane);
           FinishLane(i, step, t);
           continue;
         }
         if (lane.anonymous == 0) named_next_work_ = std::min(named_next_work_, lane.next_work);
       }
-      if (finishing) {
-        std::erase_if(lanes_, [](const DecodeLane& lane) { return lane.request == nullptr; });
-        scheduler_.DropFinished();
-        std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
-          return r == nullptr || r->state == RequestState::kFinished;
-        });
-        SumUpLanes();
-        // The lanes' work as SumUpLaneWork would sum it: the finished lanes' blocks left
-        // their phases above, and named_next_work_ was taken over the lanes left.
-        decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
-        if (!lanes_.empty()) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
-        decode_usage_ = kv_.Usage();
-      }
+      std::erase_if(lanes_, [](const DecodeLane& lane) { return lane.request == nullptr; });
+      scheduler_.DropFinished();
+      std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
+        return r == nullptr || r->state == RequestState::kFinished;
+      });
+      SumUpLanes();
+      // The lanes' work as SumUpLaneWork would sum it: the finished lanes' blocks left
+      // their phases above, and named_next_work_ was taken over the lanes left.
+      decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
+      if (!lanes_.empty()) decode_cost_.SetDecodes(static_cast<int64_t>(lanes_.size()));
+      decode_usage_ = kv_.Usage();
     }
     if (pool_work && !finishing)
       decode_next_work_ = std::min(named_next_work_, NextAnonymousWork(step + 1));
@@ -758,10 +774,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // model's; 2,112: the list of boundary phases in use; 2,120: the block pool's count of
 // cached keys, which Load recounts from the blocks; 2,152: the decode cost cursor's last
 // step, a cache of the skew rate that a fresh cursor rebuilds to the same prices; 2,168:
-// the token tally's interval and target, the caller's like the step observer.)
+// the token tally's interval and target, the caller's like the step observer; 2,200: a
+// decode step's list of due lanes and the other named lanes' next work, scratch that no
+// step leaves for the next.)
 static_assert(sizeof(RequestRecord) == 112,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2168,
+static_assert(sizeof(Instance) == 2200,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

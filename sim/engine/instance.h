@@ -288,6 +288,12 @@ class Instance {
   std::vector<int64_t> anonymous_by_phase_;
   std::vector<int64_t> anonymous_phases_;
   int64_t named_next_work_ = INT64_MAX;
+  // At a step where lanes allocate for real: the lanes with work at the step (those that
+  // allocate, and those whose anonymous blocks are due), in running order, and the first
+  // step with work of the other named lanes -- so that the allocation and the commits
+  // visit only them (a scratch list, kept for its capacity).
+  std::vector<std::size_t> due_lanes_;
+  int64_t other_named_next_work_ = INT64_MAX;
   StepCostModel::DecodeRun decode_cost_;  // the run's step costs, at its batch size
 };
 
