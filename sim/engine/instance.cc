@@ -301,9 +301,13 @@ int64_t Instance::NextAnonymousWork(int64_t from) const {
       next = std::min(next, from + (phase - from % phases + phases) % phases);
     return next;
   }
-  for (int64_t step = from;; ++step) {
+  // A listed phase has blocks (RemoveLaneWork unlists one it empties), so one block's
+  // phases hold the answer; a count out of step with the list fails here, never loops.
+  for (int64_t step = from; step < from + phases; ++step) {
     if (anonymous_by_phase_[static_cast<std::size_t>(step % phases)] > 0) return step;
   }
+  FLEETSIM_CHECK(false, "a decode run lists a boundary phase that has no blocks");
+  return INT64_MAX;
 }
 
 bool Instance::AnonymousDue(const DecodeLane& lane, int64_t step) const {
