@@ -13,6 +13,7 @@
 // that takes the settled records as it goes keeps nothing else.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -246,12 +247,28 @@ class Instance {
     bool hands_off = false;
   };
   std::vector<DecodeLane> lanes_;
+  // What a run sums over its lanes, as they stood at its first step.
+  struct LaneSums {
+    int64_t end = 0;        // the first step that would finish a request
+    int64_t hand_offs = 0;  // lanes whose request hands its KV off when it ends
+    int64_t context_sum = 0;
+    int64_t context_min = 0;  // the shortest and longest context
+    int64_t context_max = 0;
+    // The sums over no lane.
+    static LaneSums None() { return {INT64_MAX, 0, 0, INT64_MAX, INT64_MIN}; }
+    void Add(const DecodeLane& lane) {
+      end = std::min(end, lane.end);
+      hand_offs += lane.hands_off ? 1 : 0;
+      context_sum += lane.context;
+      context_min = std::min(context_min, lane.context);
+      context_max = std::max(context_max, lane.context);
+    }
+  };
+  LaneSums lane_sums_;
   // A lane for `request`, its counts standing at run step `synced`.
   DecodeLane MakeLane(Request& request, int64_t next_work, int64_t synced, int64_t anonymous) const;
   // The run's end and its contexts at its first step, from the lanes.
   void SumUpLanes();
-  // Adds one lane to those sums (a lane joining the run).
-  void CountLane(const DecodeLane& lane);
   // The first step from `from` where lanes with anonymous blocks reach a boundary.
   int64_t NextAnonymousWork(int64_t from) const;
   // Whether the lane (with anonymous blocks) reaches a boundary at `step`.
@@ -274,14 +291,9 @@ class Instance {
   // Adds a lane for a request that decodes from the run's next step after `step`.
   void AddLane(Request& request, int64_t step);
   bool decode_run_ = false;
-  int64_t decode_run_steps_ = 0;      // steps taken
-  int64_t decode_run_end_ = 0;        // the first step that would finish a request
-  int64_t decode_run_hand_offs_ = 0;  // lanes whose request hands its KV off when it ends
-  int64_t decode_next_work_ = 0;      // the first step with pool work
-  int64_t decode_context_sum_ = 0;    // at the run's first step
-  int64_t decode_context_min_ = 0;    // the shortest and longest context, at the run's first step
-  int64_t decode_context_max_ = 0;
-  double decode_usage_ = 0;  // the pool's usage after the last step
+  int64_t decode_run_steps_ = 0;  // steps taken
+  int64_t decode_next_work_ = 0;  // the first step with pool work
+  double decode_usage_ = 0;       // the pool's usage after the last step
   // Lanes with anonymous blocks: the blocks they take at a step, by the step's phase
   // (modulo the block size), and the phases that have any (a few of a block's hundreds of
   // tokens in a hybrid); the other lanes' first step with work.
