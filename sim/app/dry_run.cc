@@ -62,6 +62,9 @@ std::vector<std::string> PlacementLines(const FleetSetup& fleet, std::size_t gro
   return lines;
 }
 
+constexpr const char* kEveryRankReads = "every rank reads it and makes its gateways' requests";
+constexpr const char* kRankZeroReads = "rank 0 reads it and sends each rank its gateways' requests";
+
 void PrintWorkload(const RunJob& job, std::FILE* out) {
   const std::string path = ResolveWorkload(job.workload);
   const WindowOptions& window = job.window;
@@ -77,16 +80,19 @@ void PrintWorkload(const RunJob& job, std::FILE* out) {
                                            : std::string("requests without a count");
       if (spec.duration) size += " within " + Significant(ToSeconds(*spec.duration), 6) + " s";
       const double rate = spec.arrivals.rate_per_s * window.rate_scale;
-      std::fprintf(out, "workload    %s: generated, %s, arriving at %s/s%s%s\n", path.c_str(),
+      // As run_job.cc decides (docs/DESIGN.md, "Readers").
+      const bool every_rank_reads = !spec.sessions && !job.strict_models;
+      std::fprintf(out, "workload    %s: generated, %s, arriving at %s/s%s%s; %s\n", path.c_str(),
                    size.c_str(), Significant(rate, 4).c_str(),
-                   spec.sessions ? " (session starts; later turns add to it)" : "", scaled.c_str());
+                   spec.sessions ? " (session starts; later turns add to it)" : "", scaled.c_str(),
+                   every_rank_reads ? kEveryRankReads : kRankZeroReads);
       return;
     }
   }
   // A trace's size and rate are known only once it is read, which a dry run does not do.
   std::fprintf(out,
-               "workload    %s: a trace (format %s); its size and rate are known once read%s\n",
-               path.c_str(), job.format.c_str(), scaled.c_str());
+               "workload    %s: a trace (format %s); its size and rate are known once read%s; %s\n",
+               path.c_str(), job.format.c_str(), scaled.c_str(), kRankZeroReads);
 }
 
 }  // namespace

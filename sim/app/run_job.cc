@@ -167,11 +167,22 @@ RunJobResult RunJobWith(const RunJob& given, MPI_Comm comm, std::optional<output
   comm::OnEveryRank(comm, [&] { RequireServedModel(window.default_model, fleet.models); });
   const std::optional<CheckpointManifest> restart = PrepareCheckpoints(job, workload, fleet, comm);
   if (job.strict_models) window.known_models = fleet.models;
-  // Only rank 0 opens (and reads) the workload; the run sends the others their arrivals.
+  // Rank 0 opens the workload. When it can pass over a request (a generator of
+  // independent requests), every other rank opens its own copy and each makes only its
+  // gateways' requests; otherwise rank 0 alone reads and sends the others their arrivals
+  // (docs/DESIGN.md, "Readers").
   std::unique_ptr<WorkloadWindow> source;
-  comm::OnRankZero(comm, [&] {
+  const auto open = [&] {
     source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), window);
-  });
+  };
+  comm::OnRankZero(comm, open);
+  const bool every_rank_reads =
+      comm::AllReduceMax(source && source->can_pass_over() ? 1 : 0, comm) == 1;
+  if (every_rank_reads) {
+    comm::OnEveryRank(comm, [&] {
+      if (!source) open();
+    });
+  }
   // Fail on a bad output path before simulating anything.
   std::optional<output::Hdf5File>& file = out;
   comm::OnEveryRank(comm, [&] { file.emplace(job.output, comm); });

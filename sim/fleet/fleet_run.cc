@@ -59,6 +59,15 @@ int64_t OutOfGridLookups(const FleetSetup& fleet) {
   return lookups;
 }
 
+// Every rank reads the workload when each has a source of its own that can pass over a
+// request (run_job.cc opens one on every rank then); otherwise rank 0 alone reads.
+WorkloadReader ReaderOf(WorkloadSource* source, int gateways, MPI_Comm comm) {
+  const bool own = source != nullptr && source->can_pass_over();
+  if (comm::AllReduceMin(own ? 1 : 0, comm) == 1)
+    return WorkloadReader(source, gateways, comm::RankOf(comm), comm::SizeOf(comm));
+  return WorkloadReader(comm::RankOf(comm) == 0 ? source : nullptr, gateways);
+}
+
 class FleetRun {
  public:
   FleetRun(const FleetSetup& fleet, WorkloadSource* source, const FleetRunOptions& options,
@@ -71,7 +80,7 @@ class FleetRun {
         setup_out_of_grid_(OutOfGridLookups(fleet)),  // before any instance exists
         delays_(DelaysOf(fleet.cluster)),
         clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s, MaxWindowOf(fleet)),
-        reader_(source, fleet.cluster.gateways.count),
+        reader_(ReaderOf(source, fleet.cluster.gateways.count, comm)),
         gateways_(fleet.cluster.gateways, RoutingTableOf(fleet), options.seed, rank_, size_),
         instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
         ledger_(fleet.cluster, fleet.models, fleet.model_of_group, options.request_rows),
@@ -170,9 +179,15 @@ class FleetRun {
     return std::move(exchange.bytes);
   }
 
-  // The reader sends the arrivals before `stop` to their gateways' ranks; every rank
-  // keeps those of its own gateways, in workload order.
+  // The arrivals before `stop` at this rank's gateways into the inbox, in workload order:
+  // made here when every rank reads (a read error then stops the ranks at the next
+  // exchange, after routing), else sent by rank 0 to their gateways' ranks.
   void ShipArrivals(SimTime stop) {
+    if (reader_.every_rank_reads()) {
+      failure_.Guard([&] { reader_.TakeBefore(stop, inbox_); });
+      if (failure_.failed()) reader_.Abandon();
+      return;
+    }
     failure_.Guard([&] { reader_.ShipBefore(stop, outgoing_); });
     if (failure_.failed()) reader_.Abandon();
     const std::vector<std::byte> received = Exchange();
@@ -267,7 +282,7 @@ class FleetRun {
 
   FleetRunStats Write(output::Hdf5File& file) {
     const RankCounters mine = {
-        reader_.read(), instances_.steps(), decisions_,
+        reader_.made(), instances_.steps(), decisions_,
         OutOfGridLookups(fleet_) - setup_out_of_grid_ + restored_out_of_grid_};
     const RankCounters run = SumOverRanks(mine, setup_out_of_grid_, comm_);
     FleetRunStats stats;
@@ -358,6 +373,7 @@ class FleetRun {
     });
     comm::AllReduceSum(sums, comm_);
     const SimTime last_decision = comm::AllReduceMax(last_decision_, comm_);
+    const int64_t workload_taken = comm::AllReduceMin(reader_.taken(), comm_);
     comm::OnRankZero(comm_, [&] {
       CheckpointManifest m;
       m.build = options_.checkpoint.build;
@@ -371,7 +387,7 @@ class FleetRun {
       m.windows = windows_;
       m.snapshots = snapshots_;
       m.out_of_grid = sums[1];
-      m.workload_taken = reader_.taken();
+      m.workload_taken = workload_taken;
       m.next_checkpoint = next_checkpoint_;
       for (int r = 0; r < size_; ++r) {
         m.files.push_back({static_cast<uint64_t>(sums[2 + 2 * static_cast<std::size_t>(r)]),
@@ -390,7 +406,8 @@ class FleetRun {
   // Collective, before the first window: every rank reads the manifest and every rank
   // file, and loads the entities it holds now (at any rank count: instances and
   // gateways by id; the ledger and time-series sums of old rank k on rank k mod size);
-  // rank 0 takes the counters and moves the workload to where the checkpoint stood.
+  // rank 0 takes the counters, and every reader moves the workload to where the
+  // checkpoint stood.
   void Restore() {
     const std::string& dir = options_.checkpoint.restart;
     comm::OnEveryRank(comm_, [&] {
@@ -461,8 +478,8 @@ class FleetRun {
         decisions_ = m.decisions;
         last_decision_ = m.last_decision;
         restored_out_of_grid_ = m.out_of_grid;
-        reader_.SkipTo(m.workload_taken);
       }
+      reader_.SkipTo(m.workload_taken);
     });
   }
 
@@ -501,7 +518,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1560, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1576, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

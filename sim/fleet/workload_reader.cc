@@ -1,5 +1,7 @@
 #include "fleet/workload_reader.h"
 
+#include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "core/hash64.h"
@@ -19,18 +21,37 @@ int RankOfGateway(int32_t gateway, int ranks) {
 WorkloadReader::WorkloadReader(WorkloadSource* source, int gateways)
     : source_(source), gateways_(gateways), exhausted_(source == nullptr) {}
 
+WorkloadReader::WorkloadReader(WorkloadSource* source, int gateways, int rank, int ranks)
+    : source_(source), gateways_(gateways), rank_(rank), ranks_(ranks), exhausted_(false) {
+  if (source == nullptr || !source->can_pass_over() || ranks < 1 || rank < 0 || rank >= ranks)
+    throw std::logic_error(
+        "every rank reads the workload only from a source of its own that "
+        "can pass over a request");
+}
+
+bool WorkloadReader::Advance() {
+  const int64_t id = read_;
+  const int32_t gateway = GatewayOf(id, gateways_);
+  if (every_rank_reads() && RankOfGateway(gateway, ranks_) != rank_) {
+    if (!source_->PassOver()) return false;
+    ++read_;
+    return true;
+  }
+  std::optional<WorkloadRequest> r = source_->Next();
+  if (!r) return false;
+  RoutedRequest routed;
+  routed.id = id;
+  routed.gateway = gateway;
+  routed.request = std::move(*r);
+  peeked_ = std::move(routed);
+  ++read_;
+  ++made_;
+  return true;
+}
+
 const RoutedRequest* WorkloadReader::Peek() {
-  if (!peeked_ && !exhausted_) {
-    std::optional<WorkloadRequest> r = source_->Next();
-    if (!r) {
-      exhausted_ = true;
-      return nullptr;
-    }
-    RoutedRequest routed;
-    routed.id = read_++;
-    routed.gateway = GatewayOf(routed.id, gateways_);
-    routed.request = std::move(*r);
-    peeked_ = std::move(routed);
+  while (!peeked_ && !exhausted_) {
+    if (!Advance()) exhausted_ = true;
   }
   return peeked_ ? &*peeked_ : nullptr;
 }
@@ -50,14 +71,33 @@ void WorkloadReader::ShipBefore(SimTime stop, std::vector<std::vector<std::byte>
   }
 }
 
+void WorkloadReader::TakeBefore(SimTime stop, std::deque<RoutedRequest>& inbox) {
+  while (const RoutedRequest* next = Peek()) {
+    if (next->request.arrival >= stop) break;
+    inbox.push_back(Take());
+  }
+}
+
+int64_t WorkloadReader::taken() const {
+  if (source_ == nullptr) return std::numeric_limits<int64_t>::max();
+  return read_ - (peeked_ ? 1 : 0);
+}
+
 void WorkloadReader::SkipTo(int64_t taken) {
   while (source_ != nullptr && this->taken() < taken) {
-    if (Peek() == nullptr)
+    const bool more = every_rank_reads() ? source_->PassOver().has_value() : Peek() != nullptr;
+    if (!more)
       throw InputError(source_->path(), 0, "workload",
                        "ends after " + std::to_string(read_) + " requests, before the " +
                            std::to_string(taken) +
                            " the checkpoint had read (not the workload it was written for)");
-    Take();
+    if (!every_rank_reads()) {
+      Take();
+      continue;
+    }
+    // Requests the checkpointed run made count as made, each by the rank that owns it now.
+    if (RankOfGateway(GatewayOf(read_, gateways_), ranks_) == rank_) ++made_;
+    ++read_;
   }
 }
 

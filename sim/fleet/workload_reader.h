@@ -1,6 +1,9 @@
-// The workload as the fleet reads it: rank 0 alone opens the source and, each window,
-// ships the window's arrivals to the ranks of their gateways (docs/DESIGN.md, "One
-// reader"), so at most one window of requests is in flight and no other rank reads.
+// The workload as the fleet reads it (docs/DESIGN.md, "Readers"). Either rank 0 alone
+// opens the source and, each window, ships the window's arrivals to the ranks of their
+// gateways, so at most one window of requests is in flight and no other rank reads; or,
+// for a source that can pass over a request (a generator of independent requests), every
+// rank reads its own copy and makes only its own gateways' requests, passing over the
+// others' with their arrivals alone, and nothing is shipped.
 //
 // A request's id is its position in the workload; its gateway is GatewayOf(id, G), which
 // lives on rank RankOfGateway(gateway, R).
@@ -8,10 +11,14 @@
 //   WorkloadReader reader(source, gateways);          // source: nullptr off rank 0
 //   reader.ShipBefore(window_end, outgoing);          // outgoing[r]: bytes for rank r
 //   ... exchange, then ParseRoutedRequests(received) at each rank ...
+//
+//   WorkloadReader mine(own_source, gateways, rank, ranks);  // every rank reads
+//   mine.TakeBefore(window_end, inbox);               // this rank's gateways' arrivals
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -28,33 +35,53 @@ int RankOfGateway(int32_t gateway, int ranks);
 
 class WorkloadReader {
  public:
-  // `source` is the workload on the reader rank and nullptr elsewhere.
+  // Rank 0 alone reads: `source` is the workload there and nullptr elsewhere.
   WorkloadReader(WorkloadSource* source, int gateways);
+  // Every rank reads: `source` is this rank's own copy of the workload, one that can
+  // pass over a request; this reader makes the requests of rank `rank` of `ranks`.
+  WorkloadReader(WorkloadSource* source, int gateways, int rank, int ranks);
 
-  // The next request (its id and gateway set), without taking it; nullptr at the end.
+  bool every_rank_reads() const { return ranks_ > 0; }
+
+  // The next request this reader makes (its id and gateway set), without taking it;
+  // nullptr at the end.
   const RoutedRequest* Peek();
   RoutedRequest Take();
-  // Appends every request arriving before `stop` to the buffer of its gateway's rank
-  // (outgoing.size() ranks), in workload order.
+  // Rank 0 alone reads: appends every request arriving before `stop` to the buffer of
+  // its gateway's rank (outgoing.size() ranks), in workload order.
   void ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing);
+  // Every rank reads: appends this rank's requests arriving before `stop` to `inbox`, in
+  // workload order.
+  void TakeBefore(SimTime stop, std::deque<RoutedRequest>& inbox);
   // After a read error: nothing more comes from the stream.
   void Abandon();
-  // Requests handed on (shipped or taken) so far: the workload position a checkpoint
-  // saves. SkipTo reads and drops that many from a fresh source, so the next one read is
-  // the one the checkpointed run would read next (an InputError if the workload ends first).
-  int64_t taken() const { return read_ - (peeked_ ? 1 : 0); }
+  // The workload position before which this reader has handed on (shipped or taken)
+  // every request it makes: the run's position, which a checkpoint saves, is the least
+  // of it over the ranks (a rank that reads nothing has no bound: the largest int64).
+  // SkipTo moves a fresh reader past that many requests, so the next one it makes is the
+  // one the checkpointed run would have made next (an InputError if the workload ends
+  // first).
+  int64_t taken() const;
   void SkipTo(int64_t taken);
 
-  // Requests read so far; the workload's size once exhausted (0 off the reader rank).
-  int64_t read() const { return read_; }
+  // Requests made here so far, those a restart skipped included (the workload's size,
+  // summed over the readers, once all are exhausted).
+  int64_t made() const { return made_; }
   bool exhausted() const { return exhausted_ && !peeked_; }
   // What the source promises at most, for the progress line (-1: unknown).
   int64_t expected() const;
 
  private:
+  // Moves the source one request on: makes it into peeked_ when it is this reader's,
+  // passes over it otherwise; false at the end of the workload.
+  bool Advance();
+
   WorkloadSource* source_;
   int gateways_;
-  int64_t read_ = 0;
+  int rank_ = 0;
+  int ranks_ = 0;     // 0: rank 0 alone reads
+  int64_t read_ = 0;  // the position: requests made or passed over
+  int64_t made_ = 0;
   bool exhausted_;
   std::optional<RoutedRequest> peeked_;
 };

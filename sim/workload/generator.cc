@@ -40,18 +40,23 @@ class GeneratedWorkload : public WorkloadSource {
   std::optional<int64_t> expected_requests() const override { return spec_.num_requests; }
 
   std::optional<WorkloadRequest> Next() final {
-    if (done_ || (spec_.num_requests && emitted_ >= *spec_.num_requests)) return std::nullopt;
+    if (Ended()) return std::nullopt;
     std::optional<WorkloadRequest> request = Produce();
-    if (!request || (spec_.duration && request->arrival >= *spec_.duration)) {
-      done_ = true;
+    if (!Admit(request ? std::optional<SimTime>(request->arrival) : std::nullopt))
       return std::nullopt;
-    }
-    ++emitted_;
     return request;
+  }
+
+  std::optional<SimTime> PassOver() final {
+    if (Ended()) return std::nullopt;
+    const std::optional<SimTime> arrival = ProduceArrival();
+    return Admit(arrival) ? arrival : std::nullopt;
   }
 
  protected:
   virtual std::optional<WorkloadRequest> Produce() = 0;
+  // The next request's arrival alone (where can_pass_over()).
+  virtual std::optional<SimTime> ProduceArrival() { return WorkloadSource::PassOver(); }
 
   uint64_t Stream(StreamPurpose purpose, int64_t a = 0, int64_t b = 0) const {
     return StreamSeed(spec_.seed, purpose, static_cast<uint64_t>(a), static_cast<uint64_t>(b));
@@ -88,6 +93,17 @@ class GeneratedWorkload : public WorkloadSource {
   const GeneratorSpec spec_;
 
  private:
+  bool Ended() const { return done_ || (spec_.num_requests && emitted_ >= *spec_.num_requests); }
+  // Counts a produced request, or ends the stream at the first one past duration_s.
+  bool Admit(std::optional<SimTime> arrival) {
+    if (!arrival || (spec_.duration && *arrival >= *spec_.duration)) {
+      done_ = true;
+      return false;
+    }
+    ++emitted_;
+    return true;
+  }
+
   std::string path_;
   std::vector<double> cumulative_weights_;  // of the classes, in their order
   int64_t emitted_ = 0;
@@ -99,8 +115,16 @@ class IndependentRequests : public GeneratedWorkload {
   IndependentRequests(GeneratorSpec spec, std::string path)
       : GeneratedWorkload(std::move(spec), std::move(path)),
         arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)) {}
+  // A request's content comes from its own streams, keyed by its index: only the
+  // arrivals are one stream through all of them.
+  bool can_pass_over() const override { return true; }
 
  private:
+  std::optional<SimTime> ProduceArrival() override {
+    ++next_index_;
+    return arrivals_.Next();
+  }
+
   std::optional<WorkloadRequest> Produce() override {
     const int64_t i = next_index_++;
     WorkloadRequest r;

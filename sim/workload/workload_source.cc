@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -13,6 +14,11 @@
 #include "workload/vllm_bench_reader.h"
 
 namespace fleetsim {
+
+std::optional<SimTime> WorkloadSource::PassOver() {
+  throw std::logic_error(format() + " workload: cannot pass over a request without reading it");
+}
+
 namespace {
 
 class NativeJsonl : public WorkloadSource {

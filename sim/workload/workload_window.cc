@@ -41,7 +41,7 @@ std::optional<int64_t> WorkloadWindow::expected_requests() const {
 }
 
 std::optional<WorkloadRequest> WorkloadWindow::Next() {
-  if (done_ || (options_.num_requests && emitted_ >= *options_.num_requests)) return std::nullopt;
+  if (Ended()) return std::nullopt;
   std::optional<WorkloadRequest> r;
   while (true) {
     try {
@@ -54,20 +54,33 @@ std::optional<WorkloadRequest> WorkloadWindow::Next() {
     }
   }
   if (!r) return std::nullopt;
+  const std::optional<SimTime> arrival = Admit(r->arrival);
+  if (!arrival) return std::nullopt;
+  r->arrival = *arrival;
+  return r;
+}
+
+std::optional<SimTime> WorkloadWindow::PassOver() {
+  if (Ended()) return std::nullopt;
+  const std::optional<SimTime> arrival = source_->PassOver();
+  return arrival ? Admit(*arrival) : std::nullopt;
+}
+
+std::optional<SimTime> WorkloadWindow::Admit(SimTime arrival) {
   if (options_.rate_scale != 1.0) {
-    const double scaled = static_cast<double>(r->arrival) / options_.rate_scale;
+    const double scaled = static_cast<double>(arrival) / options_.rate_scale;
     if (scaled > static_cast<double>(kMaxSimTime)) {
       throw OptionError("--rate-scale", "puts an arrival at " + ShortestNumber(scaled / 1e9) +
                                             " s, past 1e9 s (the largest simulated time)");
     }
-    r->arrival = static_cast<SimTime>(std::llround(scaled));
+    arrival = static_cast<SimTime>(std::llround(scaled));
   }
-  if (options_.duration && r->arrival >= *options_.duration) {
+  if (options_.duration && arrival >= *options_.duration) {
     done_ = true;  // arrivals are in order: nothing later falls inside the window
     return std::nullopt;
   }
   ++emitted_;
-  return r;
+  return arrival;
 }
 
 }  // namespace fleetsim

@@ -38,8 +38,17 @@ class WorkloadWindow : public WorkloadSource {
   std::string path() const override { return source_->path(); }
   std::optional<int64_t> expected_requests() const override;
   int64_t skipped_lines() const { return skipped_; }
+  // Passing over needs the inner source's, and no strict model list: that would make a
+  // request a bad line by its model, which passing over does not make.
+  bool can_pass_over() const override { return source_->can_pass_over() && !options_.known_models; }
+  std::optional<SimTime> PassOver() override;
 
  private:
+  bool Ended() const {
+    return done_ || (options_.num_requests && emitted_ >= *options_.num_requests);
+  }
+  // The arrival scaled; nullopt (and the window ended) for one past the duration.
+  std::optional<SimTime> Admit(SimTime arrival);
   // Gives a model-less request the default; refuses one for an unknown model (strict).
   void ApplyModelRules(WorkloadRequest& r) const;
 

@@ -201,7 +201,8 @@ TEST_F(UxCli, DryRunPrintsThePlanAndWritesNothing) {
         "routing     2 gateway(s), least_outstanding (capacity-weighted), load view refreshed "
         "every 50 ms",
         "windows     at most 50 ms of simulated time (routing steps of 0.5 ms",
-        "default_fleet_traffic.yaml: generated, 6,000 requests, arriving at 100/s"})
+        "default_fleet_traffic.yaml: generated, 6,000 requests, arriving at 100/s; every rank "
+        "reads it and makes its gateways' requests"})
     EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
   EXPECT_EQ(result.out.find("requests finished"), std::string::npos);
 }

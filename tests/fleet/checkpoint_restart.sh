@@ -2,9 +2,9 @@
 # Checkpoint and restart (docs/CHECKPOINT.md): a run killed with SIGKILL after a
 # checkpoint and restarted from it writes the same /requests, /instances, /summary,
 # /timeseries (and /steps) as the uninterrupted run, and the same /provenance counters --
-# restarted at (1 -> 1), (2 -> 2) and (2 -> 1) ranks. The kill is a real SIGKILL each rank
-# sends itself right after the chosen checkpoint is in place
-# (FLEETSIM_TEST_KILL_AFTER_CHECKPOINT), so the test does not race the run.
+# restarted at (1 -> 1), (2 -> 2) and (2 -> 1) ranks, and (1 -> 2) for the default case.
+# The kill is a real SIGKILL each rank sends itself right after the chosen checkpoint is
+# in place (FLEETSIM_TEST_KILL_AFTER_CHECKPOINT), so the test does not race the run.
 #   checkpoint_restart.sh <fleetsim> <mpiexec> <source dir> <case>
 # Cases:
 #   default  the 64-instance default fleet (prefix caching, least_outstanding over load
@@ -103,7 +103,7 @@ run_case() {
     exit 1
   fi
   local pair from to name dir
-  for pair in 1:1 2:2 2:1; do
+  for pair in ${pairs:-1:1 2:2 2:1}; do
     from=${pair%:*} to=${pair#*:}
     name=$label-${from}to$to dir=ckpt-$name
     killed_after 2 "$from" "$name.h5" "$@" --checkpoint "$dir" --checkpoint-every "$every"
@@ -132,8 +132,10 @@ YAML
 
 case $case in
   default)
+    # Independent requests: every rank reads the workload and makes its gateways' share,
+    # so a restart at more ranks than the checkpoint's is tried too.
     traffic 11 1500 100.0 "  hash_block_size: 16"
-    run_case default 3 --cluster "$source/cluster_configs/default_fleet.yaml" \
+    pairs="1:1 2:2 2:1 1:2" run_case default 3 --cluster "$source/cluster_configs/default_fleet.yaml" \
       --workload traffic.yaml --seed 3
     ;;
   streams)

@@ -14,11 +14,13 @@
 #   pd_node      the same P/D fleet with `placement: spread` (both nodes hold prefill and
 #                decode instances) and `decode_scope: node`: each request's decode instance
 #                is on its prefill instance's node, checked before the layouts are compared.
+#   independent  the default fleet on a generator of independent requests (half behind a
+#                shared prompt), which every rank reads, making its own gateways' share.
 #   moe_dp       cluster_configs/moe_dp_ep.yaml (Qwen3-30B-A3B: two TP 2 instances, two
 #                DP 2 expert-parallel ones): every request on a DP instance names the DP
 #                rank that served it (both ranks of each serve), the others -1.
 #   determinism.sh <fleetsim> <mpiexec> <source dir> <policy> <capacity_weighted: true|false>
-#                  [default|multi_model|pd|pd_node|moe_dp]
+#                  [default|independent|multi_model|pd|pd_node|moe_dp]
 set -euo pipefail
 source "$(dirname "$0")/same_tables.sh"
 fleetsim=$1 mpiexec=$2 source=$3 policy=$4 weighted=$5 fleet=${6:-default}
@@ -29,6 +31,11 @@ case $fleet in
   default)
     cluster=$source/cluster_configs/default_fleet.yaml
     workload=$source/tests/fleet/determinism_traffic.yaml
+    expected_rows=1500 expected_instances=64
+    ;;
+  independent)
+    cluster=$source/cluster_configs/default_fleet.yaml
+    workload=$source/tests/fleet/determinism_independent.yaml
     expected_rows=1500 expected_instances=64
     ;;
   multi_model)
@@ -85,7 +92,7 @@ case $fleet in
     }' > "$workload"
     ;;
   *)
-    echo "unknown fleet '$fleet' (default, multi_model, pd, pd_node, moe_dp)"
+    echo "unknown fleet '$fleet' (default, independent, multi_model, pd, pd_node, moe_dp)"
     exit 2
     ;;
 esac

@@ -3,9 +3,12 @@
 // instance shard on a bundle whose costs follow simple formulas (tests/perf).
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +20,7 @@
 #include "fleet/workload_reader.h"
 #include "perf/synthetic_bundle.h"
 #include "support/temp_file.h"
+#include "workload/generator.h"
 
 namespace fleetsim {
 namespace {
@@ -65,7 +69,7 @@ TEST(WorkloadReader, NumbersRequestsByPositionAndPicksTheirGateway) {
   }
   EXPECT_EQ(reader.Peek(), nullptr);
   EXPECT_TRUE(reader.exhausted());
-  EXPECT_EQ(reader.read(), 3);
+  EXPECT_EQ(reader.made(), 3);
   EXPECT_EQ(reader.expected(), 3);
 }
 
@@ -93,13 +97,123 @@ TEST(WorkloadReader, ShipsAWindowsArrivalsToTheirGatewaysRanks) {
 TEST(WorkloadReader, AReaderlessRankReadsNothingAndAnAbandonedOneStops) {
   WorkloadReader none(nullptr, 2);
   EXPECT_EQ(none.Peek(), nullptr);
-  EXPECT_EQ(none.read(), 0);
+  EXPECT_EQ(none.made(), 0);
   ListSource source(5);
   WorkloadReader reader(&source, 2);
   ASSERT_NE(reader.Peek(), nullptr);
   reader.Abandon();
   EXPECT_EQ(reader.Peek(), nullptr);
   EXPECT_TRUE(reader.exhausted());
+}
+
+// Every rank reads its own copy of a generator of independent requests: each window,
+// the ranks make between them exactly what one reader would ship to them, in the same
+// order, and a checkpoint's position (the least over the ranks) restarts at another
+// rank count where the uninterrupted run would go on.
+TEST(WorkloadReader, EveryRankMakesWhatOneReaderWouldShipItAndRestartsAtAnyRankCount) {
+  testing::TempFile spec("g.yaml",
+                         "generator:\n  seed: 8\n  num_requests: 600\n"
+                         "  arrivals: {process: poisson, rate_per_s: 100}\n"
+                         "  input_tokens: {distribution: uniform, min: 10, max: 300}\n"
+                         "  output_tokens: {distribution: uniform, min: 1, max: 9}\n"
+                         "  hash_block_size: 16\n");
+  constexpr int kGateways = 5;
+  const std::vector<SimTime> stops = {SecondsToSimTime(0.5), SecondsToSimTime(1.7),
+                                      SecondsToSimTime(1.75), SecondsToSimTime(4),
+                                      SecondsToSimTime(100)};
+  const auto key = [](const RoutedRequest& r) {
+    return std::make_tuple(r.id, r.gateway, r.request.id, r.request.arrival, r.request.input_tokens,
+                           r.request.output_tokens, r.request.block_hashes);
+  };
+  using Key = decltype(key(RoutedRequest{}));
+  for (int ranks : {1, 2, 3}) {
+    // What one reader ships to each rank, window by window, and its position after each.
+    auto one_source = OpenGeneratedWorkload(spec.path());
+    WorkloadReader one(one_source.get(), kGateways);
+    std::vector<std::vector<std::vector<Key>>> shipped;  // [window][rank]
+    std::vector<int64_t> one_taken;
+    for (SimTime stop : stops) {
+      std::vector<std::vector<std::byte>> outgoing(static_cast<std::size_t>(ranks));
+      one.ShipBefore(stop, outgoing);
+      shipped.emplace_back();
+      for (const std::vector<std::byte>& bytes : outgoing) {
+        shipped.back().emplace_back();
+        for (const RoutedRequest& r : ParseRoutedRequests(bytes))
+          shipped.back().back().push_back(key(r));
+      }
+      one_taken.push_back(one.taken());
+    }
+    EXPECT_EQ(one_taken.back(), 600);
+
+    // The same run with every rank reading, stopped after `cut` windows and restarted at
+    // `again` ranks from the least position (cut 5: never stopped).
+    for (int cut : {5, 1, 3}) {
+      for (int again : {1, 2, 3}) {
+        if (cut == 5 && again != ranks) continue;
+        std::vector<std::unique_ptr<WorkloadSource>> sources;
+        std::vector<WorkloadReader> readers;
+        auto start = [&](int count, int64_t skip) {
+          sources.clear();
+          readers.clear();
+          for (int rank = 0; rank < count; ++rank) {
+            sources.push_back(OpenGeneratedWorkload(spec.path()));
+            readers.emplace_back(sources.back().get(), kGateways, rank, count);
+            readers.back().SkipTo(skip);
+          }
+        };
+        start(ranks, 0);
+        int64_t made_before_cut = 0;
+        for (std::size_t w = 0; w < stops.size(); ++w) {
+          if (static_cast<int>(w) == cut) {
+            int64_t taken = std::numeric_limits<int64_t>::max();
+            for (const WorkloadReader& reader : readers)
+              taken = std::min(taken, reader.taken());
+            ASSERT_EQ(taken, one_taken[w - 1]) << ranks << " ranks, cut after window " << cut;
+            start(again, taken);
+            made_before_cut = 0;
+            for (const WorkloadReader& reader : readers)
+              made_before_cut += reader.made();
+            EXPECT_EQ(made_before_cut, taken) << "skipped requests count as made";
+          }
+          const int count = static_cast<int>(readers.size());
+          // One reader shipping to `count` ranks, for the windows after a restart.
+          std::vector<std::vector<Key>> expected(static_cast<std::size_t>(count));
+          for (const std::vector<Key>& batch : shipped[w]) {
+            for (const Key& k : batch)
+              expected[static_cast<std::size_t>(RankOfGateway(std::get<1>(k), count))].push_back(k);
+          }
+          for (std::vector<Key>& batch : expected)
+            std::sort(batch.begin(), batch.end());  // ids ascend: workload order
+          for (int rank = 0; rank < count; ++rank) {
+            std::deque<RoutedRequest> inbox;
+            readers[static_cast<std::size_t>(rank)].TakeBefore(stops[w], inbox);
+            std::vector<Key> got;
+            for (const RoutedRequest& r : inbox)
+              got.push_back(key(r));
+            EXPECT_EQ(got, expected[static_cast<std::size_t>(rank)])
+                << ranks << " ranks, cut " << cut << ", again " << again << ", window " << w
+                << ", rank " << rank;
+          }
+        }
+        int64_t made = 0;
+        for (WorkloadReader& reader : readers) {
+          EXPECT_EQ(reader.Peek(), nullptr);
+          EXPECT_TRUE(reader.exhausted());
+          EXPECT_EQ(reader.taken(), 600);
+          made += reader.made();
+        }
+        EXPECT_EQ(made, 600) << "every request made once, by its gateway's rank";
+      }
+    }
+  }
+}
+
+TEST(WorkloadReader, EveryRankReadsOnlyFromASourceThatCanPassOver) {
+  ListSource list(3);
+  EXPECT_THROW(WorkloadReader(&list, 2, 0, 2), std::logic_error);
+  EXPECT_THROW(WorkloadReader(nullptr, 2, 0, 2), std::logic_error);
+  EXPECT_EQ(WorkloadReader(nullptr, 2).taken(), std::numeric_limits<int64_t>::max())
+      << "a rank that reads nothing does not bound the position";
 }
 
 // `n` instances of one model.

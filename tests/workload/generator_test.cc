@@ -4,7 +4,9 @@
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -571,6 +573,52 @@ TEST(Generator, EveryTurnOfAConversationAsksForItsSessionsModel) {
     seen.insert(models.begin(), models.end());
   }
   EXPECT_EQ(seen, (std::set<std::string>{"a", "b"}));
+}
+
+// Every rank of a fleet run reads its own copy of a generator of independent requests and
+// makes only its gateways' requests: what it passes over must leave the rest as they were.
+TEST(Generator, PassingOverARequestLeavesEveryOtherAsNextMakesIt) {
+  const std::string independent =
+      "  arrivals: {process: poisson, rate_per_s: 9,\n"
+      "             diurnal: {period_s: 60, peak_to_trough: 3, peak_at_s: 20}}\n"
+      "  hash_block_size: 16\n"
+      "  shared_prefix: {tokens: 100, fraction: 0.5}\n" +
+      std::string(kLengths) +
+      "  classes:\n    - {weight: 2, model: a}\n"
+      "    - {weight: 1, model: b, output_tokens: {distribution: fixed, value: 7}}\n";
+  for (const char* stop : {"  num_requests: 300\n", "  duration_s: 30\n"}) {
+    TempFile file("spec.yaml", std::string("generator:\n") + stop + independent);
+    const std::vector<WorkloadRequest> all = ReadAll(file.path());
+    ASSERT_GT(all.size(), 200u);
+    auto source = OpenGeneratedWorkload(file.path());
+    ASSERT_TRUE(source->can_pass_over());
+    std::size_t i = 0;
+    for (;; ++i) {
+      // Runs of passed-over requests of several lengths, as a rank sees them.
+      if (i % 5 == 1 || i % 7 == 3 || i % 11 == 4) {
+        const std::optional<SimTime> arrival = source->PassOver();
+        if (!arrival) break;
+        ASSERT_LT(i, all.size());
+        EXPECT_EQ(*arrival, all[i].arrival) << i;
+        continue;
+      }
+      std::optional<WorkloadRequest> r = source->Next();
+      if (!r) break;
+      ASSERT_LT(i, all.size());
+      EXPECT_TRUE(Same(*r, all[i])) << i;
+      EXPECT_EQ(r->model, all[i].model) << i;
+    }
+    EXPECT_EQ(i, all.size()) << "the stream ends where Next alone ends it";
+    EXPECT_EQ(source->PassOver(), std::nullopt);
+    EXPECT_EQ(source->Next(), std::nullopt);
+  }
+}
+
+TEST(Generator, SessionsCannotBePassedOver) {
+  TempFile file("spec.yaml", std::string("generator:\n  num_requests: 10\n") + kChat);
+  auto source = OpenGeneratedWorkload(file.path());
+  EXPECT_FALSE(source->can_pass_over());
+  EXPECT_THROW(source->PassOver(), std::logic_error);
 }
 
 }  // namespace

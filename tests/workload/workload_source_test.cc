@@ -159,6 +159,45 @@ TEST(WorkloadWindow, ScalesLimitsAndSkipsWhatItIsAskedTo) {
                InputError);
 }
 
+// A window over a generator of independent requests passes over a request as it makes
+// one: the same scaling, duration and request limit, so the arrivals match Next's.
+TEST(WorkloadWindow, PassesOverARequestUnderTheSameRulesAsItMakesOne) {
+  TempFile spec("g.yaml",
+                "generator:\n  seed: 4\n  num_requests: 400\n"
+                "  arrivals: {process: poisson, rate_per_s: 20}\n"
+                "  input_tokens: {distribution: uniform, min: 10, max: 90}\n"
+                "  output_tokens: {distribution: uniform, min: 1, max: 9}\n");
+  for (const WindowOptions& options :
+       {Window(1, std::nullopt, std::nullopt, false), Window(2.5, SecondsToSimTime(6), 1000, false),
+        Window(0.5, std::nullopt, 123, false)}) {
+    std::vector<SimTime> made;
+    WorkloadWindow all(OpenWorkload(spec.path(), "generator"), options);
+    while (auto r = all.Next())
+      made.push_back(r->arrival);
+    WorkloadWindow mixed(OpenWorkload(spec.path(), "generator"), options);
+    ASSERT_TRUE(mixed.can_pass_over());
+    std::vector<SimTime> seen;
+    for (std::size_t i = 0;; ++i) {
+      const std::optional<SimTime> arrival =
+          i % 3 == 0 ? mixed.PassOver() : [&]() -> std::optional<SimTime> {
+        auto r = mixed.Next();
+        return r ? std::optional<SimTime>(r->arrival) : std::nullopt;
+      }();
+      if (!arrival) break;
+      seen.push_back(*arrival);
+    }
+    EXPECT_EQ(seen, made);
+    EXPECT_GT(made.size(), 100u);
+  }
+  // A strict model list can make a request a bad line by its model: never passed over.
+  WindowOptions strict;
+  strict.known_models = std::vector<std::string>{"m"};
+  EXPECT_FALSE(WorkloadWindow(OpenWorkload(spec.path(), "generator"), strict).can_pass_over());
+  // A trace is read line by line: never passed over.
+  TempFile trace("t.jsonl", "{\"arrival_s\": 0, \"input_tokens\": 8, \"output_tokens\": 1}\n");
+  EXPECT_FALSE(WorkloadWindow(OpenWorkload(trace.path(), "native"), {}).can_pass_over());
+}
+
 // Issue 22: times past the largest simulated time, duplicate and over-long ids are refused
 // at their line instead of overflowing the clock or merging rows.
 std::string ErrorOf(const std::string& name, const std::string& text) {
