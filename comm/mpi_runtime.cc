@@ -1,6 +1,7 @@
 #include "comm/mpi_runtime.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include <mpi.h>
@@ -17,17 +18,27 @@ bool StartedByALauncher() {
   return false;
 }
 
+// Whether mpirun started every rank of the job on this node (it sets the job's and this
+// node's rank counts in the environment of each process it starts).
+bool MpirunPutEveryRankHere() {
+  const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return world != nullptr && local != nullptr && std::strcmp(world, local) == 0;
+}
+
 }  // namespace
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv) {
+  // Open MPI's default start probes the fast inter-node transports (UCX, PSM2, OFI) in
+  // every process; ranks that all share one node reach each other through shared memory
+  // alone, which the ob1 layer (with its shared-memory transport) carries. The user's own
+  // setting wins (setenv does not overwrite). docs/DESIGN.md, Rules, has the figures.
   if (!StartedByALauncher()) {
-    // A singleton has no peer to reach, yet Open MPI's default start forks a supporting
-    // daemon (orted) and probes the fast transports (UCX, PSM2, OFI): 0.3 s of every
-    // single-process command's wall time on this machine (docs/DESIGN.md, Rules). The
-    // shared-memory/TCP layer and no daemon serve one process alike. The user's own
-    // setting of either wins (setenv does not overwrite).
+    // A singleton has no peer at all, yet Open MPI also forks a supporting daemon (orted).
     setenv("OMPI_MCA_pml", "ob1", 0);
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+  } else if (MpirunPutEveryRankHere()) {
+    setenv("OMPI_MCA_pml", "ob1", 0);
   }
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &thread_level_) != MPI_SUCCESS) {
     throw std::runtime_error("MPI_Init_thread failed");

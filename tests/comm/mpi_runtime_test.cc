@@ -16,6 +16,8 @@ fleetsim::comm::MpiRuntime* g_mpi = nullptr;
 int g_expected_ranks = -1;
 // --user-isolated=V: the test's environment set OMPI_MCA_ess_singleton_isolated to V.
 std::string g_user_isolated;
+// --user-pml=V: the test's environment set OMPI_MCA_pml to V.
+std::string g_user_pml;
 
 TEST(MpiRuntime, WorldHasTheExpectedRanks) {
   ASSERT_GT(g_expected_ranks, 0) << "pass --expected-ranks=N";
@@ -51,12 +53,16 @@ std::string EnvOr(const char* name, const char* otherwise) {
 
 TEST(MpiRuntime, ASingletonStartsWithoutADaemonOrTransportProbesAndAUsersSettingWins) {
   const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  const std::string pml = g_user_pml.empty() ? "ob1" : g_user_pml;
   if (launched) {
-    // mpirun's processes are left as mpirun set them.
+    // mpirun's processes keep mpirun's daemon; every test run here is on one node, so
+    // none probes the inter-node transports either.
     EXPECT_EQ(EnvOr("OMPI_MCA_ess_singleton_isolated", "unset"), "unset");
+    EXPECT_EQ(EnvOr("OMPI_COMM_WORLD_LOCAL_SIZE", "unset"), EnvOr("OMPI_COMM_WORLD_SIZE", ""));
+    EXPECT_EQ(EnvOr("OMPI_MCA_pml", "unset"), pml);
     return;
   }
-  EXPECT_EQ(EnvOr("OMPI_MCA_pml", "unset"), "ob1");
+  EXPECT_EQ(EnvOr("OMPI_MCA_pml", "unset"), pml);
   EXPECT_EQ(EnvOr("OMPI_MCA_ess_singleton_isolated", "unset"),
             g_user_isolated.empty() ? "1" : g_user_isolated);
 }
@@ -71,6 +77,7 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--expected-ranks=", 17) == 0)
       g_expected_ranks = std::atoi(argv[i] + 17);
     if (std::strncmp(argv[i], "--user-isolated=", 16) == 0) g_user_isolated = argv[i] + 16;
+    if (std::strncmp(argv[i], "--user-pml=", 11) == 0) g_user_pml = argv[i] + 11;
   }
   // Only rank 0 prints the report; every rank's result decides mpirun's exit code.
   if (mpi.rank() != 0) {
