@@ -7,14 +7,7 @@
 # process) and each round's ratio of the one-rank (one-thread) wall time to the other's.
 # Both sides of `ranks` start through mpirun, so both pay its start.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-fleetsim=${FLEETSIM:-$root/build/sim/fleetsim}
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
-if [[ $(id -u) == 0 ]]; then  # Open MPI refuses root unless told
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+source "$(dirname "$0")/bench_env.sh"
 mode=${1:-}
 [[ $mode == ranks || $mode == threads ]] ||
   { echo "usage: [FLEETSIM=bin] bench/ranks.sh ranks|threads [rounds]" >&2; exit 2; }

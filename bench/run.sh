@@ -13,14 +13,7 @@
 #   bench/run.sh threads    # the 1M-request case in one process at --threads 1 and 2
 #   bench/run.sh day        # a day of 10,000 instances, 50M requests, at 2 ranks (an hour or more)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-fleetsim=${FLEETSIM:-$root/build/sim/fleetsim}
-out=${BENCH_OUT:-$root/bench/out}
-mkdir -p "$out"
-if [[ $(id -u) == 0 ]]; then  # Open MPI refuses root unless told
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+source "$(dirname "$0")/bench_env.sh"
 
 # case name, launcher ("single" or a rank count), cluster, workload[, threads (default 1)]
 measure() {
