@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -15,6 +17,7 @@
 
 #include "comm/collectives.h"
 #include "comm/error_agreement.h"
+#include "core/check.h"
 #include "core/format.h"
 #include "core/input_error.h"
 #include "fleet/checkpoint_files.h"
@@ -108,7 +111,7 @@ class FleetRun {
       ShipArrivals(stop);
       failure_.Guard([&] { Route(window.start); });
       const std::vector<std::byte> routed = Exchange();
-      failure_.Guard([&] { instances_.Deliver(ParseRoutedRequests(routed)); });
+      failure_.Guard([&] { instances_.Deliver(Received(routed)); });
       failure_.Guard([&] { instances_.Advance(window.start, stop, clock_, ledger_); });
       if (disaggregated_) ShipHandOffs(stop);
       ++windows_;
@@ -188,7 +191,7 @@ class FleetRun {
       if (failure_.failed()) reader_.Abandon();
       return;
     }
-    failure_.Guard([&] { reader_.ShipBefore(stop, outgoing_); });
+    failure_.Guard([&] { reader_.ShipBefore(stop, outgoing_, inbox_); });
     if (failure_.failed()) reader_.Abandon();
     const std::vector<std::byte> received = Exchange();
     failure_.Guard([&] {
@@ -214,8 +217,22 @@ class FleetRun {
       routed.instance_arrival = routed.request.arrival + delays_.gateway_to_instance;
       RequireOutsideLookahead(routed.instance_arrival, start + clock_.step());
       const int owner = owner_of[static_cast<std::size_t>(routed.instance)];
-      AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
+      if (owner == rank_)
+        routed_here_.push_back(std::move(routed));
+      else
+        AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
     }
+  }
+
+  // The requests for this rank's instances: those other ranks sent (`bytes`), and those
+  // routed or handed over here, which never took the wire form (InstanceShard::Deliver
+  // orders them by time and id, whatever their order here).
+  std::vector<RoutedRequest> Received(std::span<const std::byte> bytes) {
+    std::vector<RoutedRequest> arrivals = ParseRoutedRequests(bytes);
+    arrivals.reserve(arrivals.size() + routed_here_.size());
+    std::move(routed_here_.begin(), routed_here_.end(), std::back_inserter(arrivals));
+    routed_here_.clear();
+    return arrivals;
   }
 
   // The requests prefill instances handed over in the window go to their decode
@@ -224,14 +241,17 @@ class FleetRun {
   void ShipHandOffs(SimTime stop) {
     failure_.Guard([&] {
       const std::vector<int32_t>& owner_of = instances_.owner_of();
-      for (const RoutedRequest& routed : instances_.TakeHandOffs()) {
+      for (RoutedRequest& routed : instances_.TakeHandOffs()) {
         RequireOutsideLookahead(routed.instance_arrival, stop);
         const int owner = owner_of[static_cast<std::size_t>(routed.instance)];
-        AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
+        if (owner == rank_)
+          routed_here_.push_back(std::move(routed));
+        else
+          AppendRoutedRequest(routed, outgoing_[static_cast<std::size_t>(owner)]);
       }
     });
     const std::vector<std::byte> received = Exchange();
-    failure_.Guard([&] { instances_.Deliver(ParseRoutedRequests(received)); });
+    failure_.Guard([&] { instances_.Deliver(Received(received)); });
   }
 
   // The loads that changed since the last snapshot, from every rank into every gateway's
@@ -325,11 +345,13 @@ class FleetRun {
     return sums;
   }
 
-  // Collective, at a window boundary (nothing in flight: the inbox and the outgoing
-  // buffers are empty, every instance has stopped at the window's end): each rank writes
+  // Collective, at a window boundary (nothing in flight: the inbox, the requests routed
+  // here and the outgoing buffers are empty, every instance has stopped at the window's
+  // end): each rank writes
   // its entities under their global ids, then rank 0 the manifest with the counters
   // summed over the ranks, and removes the checkpoint before (checkpoint_files.h).
   void WriteCheckpoint() {
+    FLEETSIM_CHECK(inbox_.empty() && routed_here_.empty(), "a checkpoint with requests in flight");
     std::vector<int64_t> failed = {failure_.count()};
     comm::AllReduceSum(failed, comm_);
     if (failed[0] > 0) Fail();
@@ -499,7 +521,9 @@ class FleetRun {
   RequestLedger ledger_;
   Progress progress_;
   comm::RankFailure failure_;
-  std::deque<RoutedRequest> inbox_;               // this window's arrivals at this rank's gateways
+  std::deque<RoutedRequest> inbox_;  // this window's arrivals at this rank's gateways
+  std::vector<RoutedRequest>
+      routed_here_;  // routed or handed to this rank's instances, this window
   std::vector<std::vector<std::byte>> outgoing_;  // to each rank, sent at the next exchange
   bool disaggregated_ = fleet_.cluster.disaggregated();
   int64_t snapshot_epoch_ = -1;  // the epoch of the load views the gateways hold
@@ -518,7 +542,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1576, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1600, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

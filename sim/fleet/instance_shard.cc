@@ -135,8 +135,11 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
     request->max_output_tokens = routed.request.output_tokens;
     if (routed.request.hash_block_size > 0) {
       static_assert(std::is_same_v<BlockHash, uint64_t>, "the mapped hashes move in whole");
-      request->prompt_block_hashes =
-          MapBlockHashes(routed.request, static_cast<int>(setup.layout.block_size));
+      const auto block_size = static_cast<int>(setup.layout.block_size);
+      // A request for a prefill instance keeps its hashes for the decode instance.
+      request->prompt_block_hashes = routed.decode_instance >= 0
+                                         ? MapBlockHashes(routed.request, block_size)
+                                         : MapBlockHashes(std::move(routed.request), block_size);
     }
     if (routed.decode_instance >= 0) {
       // The gateway's request to a prefill instance asks for one token (vLLM's proxy sends

@@ -62,12 +62,17 @@ RoutedRequest WorkloadReader::Take() {
   return r;
 }
 
-void WorkloadReader::ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing) {
+void WorkloadReader::ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing,
+                                std::deque<RoutedRequest>& own) {
   const int ranks = static_cast<int>(outgoing.size());
   while (const RoutedRequest* next = Peek()) {
     if (next->request.arrival >= stop) break;
-    const RoutedRequest r = Take();
-    AppendRoutedRequest(r, outgoing[static_cast<std::size_t>(RankOfGateway(r.gateway, ranks))]);
+    RoutedRequest r = Take();
+    const int rank = RankOfGateway(r.gateway, ranks);
+    if (rank == 0)
+      own.push_back(std::move(r));
+    else
+      AppendRoutedRequest(r, outgoing[static_cast<std::size_t>(rank)]);
   }
 }
 

@@ -9,8 +9,8 @@
 // lives on rank RankOfGateway(gateway, R).
 //
 //   WorkloadReader reader(source, gateways);          // source: nullptr off rank 0
-//   reader.ShipBefore(window_end, outgoing);          // outgoing[r]: bytes for rank r
-//   ... exchange, then ParseRoutedRequests(received) at each rank ...
+//   reader.ShipBefore(window_end, outgoing, inbox);   // outgoing[r]: bytes for rank r > 0
+//   ... exchange, then ParseRoutedRequests(received) at each other rank ...
 //
 //   WorkloadReader mine(own_source, gateways, rank, ranks);  // every rank reads
 //   mine.TakeBefore(window_end, inbox);               // this rank's gateways' arrivals
@@ -48,8 +48,10 @@ class WorkloadReader {
   const RoutedRequest* Peek();
   RoutedRequest Take();
   // Rank 0 alone reads: appends every request arriving before `stop` to the buffer of
-  // its gateway's rank (outgoing.size() ranks), in workload order.
-  void ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing);
+  // its gateway's rank (outgoing.size() ranks), in workload order -- rank 0's own to
+  // `own` as they are, without the wire form.
+  void ShipBefore(SimTime stop, std::vector<std::vector<std::byte>>& outgoing,
+                  std::deque<RoutedRequest>& own);
   // Every rank reads: appends this rank's requests arriving before `stop` to `inbox`, in
   // workload order.
   void TakeBefore(SimTime stop, std::deque<RoutedRequest>& inbox);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "core/hash64.h"
 #include "core/input_error.h"
@@ -158,6 +159,12 @@ std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& r, int engine_block_
     out.push_back(SplitMix64(r.block_hashes[j] ^ SplitMix64(static_cast<uint64_t>(i) + 0x5EED)));
   }
   return out;
+}
+
+std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& r, int engine_block_size) {
+  if (r.hash_block_size != 0 && r.hash_block_size == engine_block_size)
+    return std::move(r.block_hashes);
+  return MapBlockHashes(std::as_const(r), engine_block_size);
 }
 
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {

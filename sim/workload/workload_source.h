@@ -76,6 +76,8 @@ class WorkloadSource {
 // but not through the rest of the trace block are not counted as sharing it. Only engine
 // blocks inside the hashed, full part of the prompt get hashes; later ones are unique.
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& request, int engine_block_size);
+// The same, taking the request's own hashes where the block sizes match.
+std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& request, int engine_block_size);
 
 // Why `name` cannot be a model name (empty, over kMaxModelNameBytes, a control
 // character), or nullopt when it can.
