@@ -81,7 +81,8 @@ void PrintWorkload(const RunJob& job, std::FILE* out) {
       if (spec.duration) size += " within " + Significant(ToSeconds(*spec.duration), 6) + " s";
       const double rate = spec.arrivals.rate_per_s * window.rate_scale;
       // As run_job.cc decides (docs/DESIGN.md, "Readers").
-      const bool every_rank_reads = !spec.sessions && !job.strict_models;
+      const bool every_rank_reads =
+          !spec.sessions && !job.strict_models && !job.window.skip_bad_lines;
       std::fprintf(out, "workload    %s: generated, %s, arriving at %s/s%s%s; %s\n", path.c_str(),
                    size.c_str(), Significant(rate, 4).c_str(),
                    spec.sessions ? " (session starts; later turns add to it)" : "", scaled.c_str(),

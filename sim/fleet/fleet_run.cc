@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -135,7 +136,7 @@ class FleetRun {
   // rank here.
   SimTime AgreeOnNextEvent(SimTime now) {
     SimTime next = kNever;
-    if (const RoutedRequest* r = PeekArrival()) next = r->request.arrival;
+    if (const std::optional<SimTime> arrival = NextArrival()) next = *arrival;
     next = std::min(next, instances_.NextEvent());
     const int64_t interrupted = options_.interrupted ? options_.interrupted() : 0;
     // [0] by minimum, the rest summed.
@@ -158,8 +159,17 @@ class FleetRun {
     throw std::logic_error("the fleet's ranks disagree on whether one failed");
   }
 
-  // The workload's next request; none once reading failed (here or in an earlier part:
-  // the run stops at the next meeting either way).
+  // The workload's next arrival, whichever rank makes it; none once reading failed (here
+  // or in an earlier part: the run stops at the next meeting either way).
+  std::optional<SimTime> NextArrival() {
+    std::optional<SimTime> next;
+    failure_.Guard([&] { next = reader_.NextArrival(); });
+    if (!failure_.failed()) return next;
+    reader_.Abandon();
+    return std::nullopt;
+  }
+
+  // The next request this rank's reader makes; none once reading failed.
   const RoutedRequest* PeekArrival() {
     const RoutedRequest* next = nullptr;
     failure_.Guard([&] { next = reader_.Peek(); });
@@ -351,10 +361,10 @@ class FleetRun {
   // its entities under their global ids, then rank 0 the manifest with the counters
   // summed over the ranks, and removes the checkpoint before (checkpoint_files.h).
   void WriteCheckpoint() {
-    FLEETSIM_CHECK(inbox_.empty() && routed_here_.empty(), "a checkpoint with requests in flight");
     std::vector<int64_t> failed = {failure_.count()};
     comm::AllReduceSum(failed, comm_);
-    if (failed[0] > 0) Fail();
+    if (failed[0] > 0) Fail();  // a failed part may have left requests in flight
+    FLEETSIM_CHECK(inbox_.empty() && routed_here_.empty(), "a checkpoint with requests in flight");
     const std::string& dir = options_.checkpoint.dir;
     ++checkpoint_sequence_;
     // [0] decisions, [1] out-of-grid lookups, then each rank's file size and checksum.
@@ -542,7 +552,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1600, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1616, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

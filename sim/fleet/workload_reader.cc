@@ -33,7 +33,8 @@ bool WorkloadReader::Advance() {
   const int64_t id = read_;
   const int32_t gateway = GatewayOf(id, gateways_);
   if (every_rank_reads() && RankOfGateway(gateway, ranks_) != rank_) {
-    if (!source_->PassOver()) return false;
+    passed_ = source_->PassOver();
+    if (!passed_) return false;
     ++read_;
     return true;
   }
@@ -49,9 +50,20 @@ bool WorkloadReader::Advance() {
   return true;
 }
 
+void WorkloadReader::LookAhead() {
+  if (!peeked_ && !passed_ && !exhausted_ && !Advance()) exhausted_ = true;
+}
+
+std::optional<SimTime> WorkloadReader::NextArrival() {
+  LookAhead();
+  if (peeked_) return peeked_->request.arrival;
+  return passed_;
+}
+
 const RoutedRequest* WorkloadReader::Peek() {
   while (!peeked_ && !exhausted_) {
-    if (!Advance()) exhausted_ = true;
+    passed_.reset();  // another rank's: it hands that one on
+    LookAhead();
   }
   return peeked_ ? &*peeked_ : nullptr;
 }
@@ -77,15 +89,17 @@ void WorkloadReader::ShipBefore(SimTime stop, std::vector<std::vector<std::byte>
 }
 
 void WorkloadReader::TakeBefore(SimTime stop, std::deque<RoutedRequest>& inbox) {
-  while (const RoutedRequest* next = Peek()) {
-    if (next->request.arrival >= stop) break;
-    inbox.push_back(Take());
+  for (std::optional<SimTime> next = NextArrival(); next && *next < stop; next = NextArrival()) {
+    if (peeked_)
+      inbox.push_back(Take());
+    else
+      passed_.reset();
   }
 }
 
 int64_t WorkloadReader::taken() const {
   if (source_ == nullptr) return std::numeric_limits<int64_t>::max();
-  return read_ - (peeked_ ? 1 : 0);
+  return read_ - (peeked_ || passed_ ? 1 : 0);
 }
 
 void WorkloadReader::SkipTo(int64_t taken) {
@@ -109,6 +123,7 @@ void WorkloadReader::SkipTo(int64_t taken) {
 void WorkloadReader::Abandon() {
   exhausted_ = true;
   peeked_.reset();
+  passed_.reset();
 }
 
 int64_t WorkloadReader::expected() const {

@@ -3,7 +3,9 @@
 // gateways, so at most one window of requests is in flight and no other rank reads; or,
 // for a source that can pass over a request (a generator of independent requests), every
 // rank reads its own copy and makes only its own gateways' requests, passing over the
-// others' with their arrivals alone, and nothing is shipped.
+// others' with their arrivals alone, and nothing is shipped. Either way a reader reads one
+// request past the last it handed on, no further, so every rank stands where one reader
+// would (and meets a bad request when one reader would).
 //
 // A request's id is its position in the workload; its gateway is GatewayOf(id, G), which
 // lives on rank RankOfGateway(gateway, R).
@@ -43,8 +45,11 @@ class WorkloadReader {
 
   bool every_rank_reads() const { return ranks_ > 0; }
 
+  // The next request's arrival, whoever makes it; nullopt at the end.
+  std::optional<SimTime> NextArrival();
   // The next request this reader makes (its id and gateway set), without taking it;
-  // nullptr at the end.
+  // nullptr at the end. Where every rank reads, this passes over other ranks' requests
+  // up to it (for the rest of a run cut short: see NextArrival to look ahead).
   const RoutedRequest* Peek();
   RoutedRequest Take();
   // Rank 0 alone reads: appends every request arriving before `stop` to the buffer of
@@ -69,14 +74,16 @@ class WorkloadReader {
   // Requests made here so far, those a restart skipped included (the workload's size,
   // summed over the readers, once all are exhausted).
   int64_t made() const { return made_; }
-  bool exhausted() const { return exhausted_ && !peeked_; }
+  bool exhausted() const { return exhausted_ && !peeked_ && !passed_; }
   // What the source promises at most, for the progress line (-1: unknown).
   int64_t expected() const;
 
  private:
   // Moves the source one request on: makes it into peeked_ when it is this reader's,
-  // passes over it otherwise; false at the end of the workload.
+  // passes over it into passed_ otherwise; false at the end of the workload.
   bool Advance();
+  // Moves on to the next request unless one is peeked or passed over already.
+  void LookAhead();
 
   WorkloadSource* source_;
   int gateways_;
@@ -86,6 +93,7 @@ class WorkloadReader {
   int64_t made_ = 0;
   bool exhausted_;
   std::optional<RoutedRequest> peeked_;
+  std::optional<SimTime> passed_;  // the arrival of the next request, another rank's
 };
 
 }  // namespace fleetsim

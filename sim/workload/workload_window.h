@@ -38,9 +38,12 @@ class WorkloadWindow : public WorkloadSource {
   std::string path() const override { return source_->path(); }
   std::optional<int64_t> expected_requests() const override;
   int64_t skipped_lines() const { return skipped_; }
-  // Passing over needs the inner source's, and no strict model list: that would make a
-  // request a bad line by its model, which passing over does not make.
-  bool can_pass_over() const override { return source_->can_pass_over() && !options_.known_models; }
+  // Passing over needs the inner source's, and no bad line to meet: a strict model list
+  // can make a request one by its model (which passing over does not make), and a line
+  // skipped as bad would take no position.
+  bool can_pass_over() const override {
+    return source_->can_pass_over() && !options_.known_models && !options_.skip_bad_lines;
+  }
   std::optional<SimTime> PassOver() override;
 
  private:

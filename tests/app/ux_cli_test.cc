@@ -205,6 +205,17 @@ TEST_F(UxCli, DryRunPrintsThePlanAndWritesNothing) {
         "reads it and makes its gateways' requests"})
     EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
   EXPECT_EQ(result.out.find("requests finished"), std::string::npos);
+  // Sessions, --strict-models and --skip-bad-lines keep one reader.
+  for (const std::string& args :
+       {"--workload " + Source("runs/examples/chat_sessions.yaml"), std::string("--strict-models"),
+        std::string("--skip-bad-lines")}) {
+    const auto one = RunFleetsim("run --dry-run " + args + " --output " + Path("never.h5"));
+    ASSERT_EQ(one.exit_code, 0) << args << "\n" << one.err;
+    EXPECT_NE(one.out.find("; rank 0 reads it and sends each rank its gateways' requests"),
+              std::string::npos)
+        << args << "\n"
+        << one.out;
+  }
 }
 
 TEST_F(UxCli, ExportDirIsCreated) {

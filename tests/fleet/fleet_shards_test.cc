@@ -113,8 +113,9 @@ TEST(WorkloadReader, AReaderlessRankReadsNothingAndAnAbandonedOneStops) {
 
 // Every rank reads its own copy of a generator of independent requests: each window,
 // the ranks make between them exactly what one reader would ship to them, in the same
-// order, and a checkpoint's position (the least over the ranks) restarts at another
-// rank count where the uninterrupted run would go on.
+// order, each standing where one reader stands (one request past the last handed on,
+// also a rank with no gateway), and a checkpoint's position (the least over the ranks)
+// restarts at another rank count where the uninterrupted run would go on.
 TEST(WorkloadReader, EveryRankMakesWhatOneReaderWouldShipItAndRestartsAtAnyRankCount) {
   testing::TempFile spec("g.yaml",
                          "generator:\n  seed: 8\n  num_requests: 600\n"
@@ -131,7 +132,7 @@ TEST(WorkloadReader, EveryRankMakesWhatOneReaderWouldShipItAndRestartsAtAnyRankC
                            r.request.output_tokens, r.request.block_hashes);
   };
   using Key = decltype(key(RoutedRequest{}));
-  for (int ranks : {1, 2, 3}) {
+  for (int ranks : {1, 2, 3, 7}) {  // 7: more ranks than gateways
     // What one reader ships to each rank, window by window, and its position after each.
     auto one_source = OpenGeneratedWorkload(spec.path());
     WorkloadReader one(one_source.get(), kGateways);
@@ -199,6 +200,9 @@ TEST(WorkloadReader, EveryRankMakesWhatOneReaderWouldShipItAndRestartsAtAnyRankC
               got.push_back(key(r));
             EXPECT_EQ(got, expected[static_cast<std::size_t>(rank)])
                 << ranks << " ranks, cut " << cut << ", again " << again << ", window " << w
+                << ", rank " << rank;
+            EXPECT_EQ(readers[static_cast<std::size_t>(rank)].taken(), one_taken[w])
+                << "read no further than one reader: " << ranks << " ranks, window " << w
                 << ", rank " << rank;
           }
         }

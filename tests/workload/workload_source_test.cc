@@ -193,6 +193,10 @@ TEST(WorkloadWindow, PassesOverARequestUnderTheSameRulesAsItMakesOne) {
   WindowOptions strict;
   strict.known_models = std::vector<std::string>{"m"};
   EXPECT_FALSE(WorkloadWindow(OpenWorkload(spec.path(), "generator"), strict).can_pass_over());
+  // Nor with --skip-bad-lines: a skipped line would take no position.
+  EXPECT_FALSE(WorkloadWindow(OpenWorkload(spec.path(), "generator"),
+                              Window(1, std::nullopt, std::nullopt, true))
+                   .can_pass_over());
   // A trace is read line by line: never passed over.
   TempFile trace("t.jsonl", "{\"arrival_s\": 0, \"input_tokens\": 8, \"output_tokens\": 1}\n");
   EXPECT_FALSE(WorkloadWindow(OpenWorkload(trace.path(), "native"), {}).can_pass_over());
