@@ -238,10 +238,11 @@ class FleetRun {
   // routed or handed over here, which never took the wire form (InstanceShard::Deliver
   // orders them by time and id, whatever their order here).
   std::vector<RoutedRequest> Received(std::span<const std::byte> bytes) {
+    std::vector<RoutedRequest> here = std::move(routed_here_);
+    routed_here_.clear();  // empty even if parsing throws
     std::vector<RoutedRequest> arrivals = ParseRoutedRequests(bytes);
-    arrivals.reserve(arrivals.size() + routed_here_.size());
-    std::move(routed_here_.begin(), routed_here_.end(), std::back_inserter(arrivals));
-    routed_here_.clear();
+    arrivals.reserve(arrivals.size() + here.size());
+    std::move(here.begin(), here.end(), std::back_inserter(arrivals));
     return arrivals;
   }
 
