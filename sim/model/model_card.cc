@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/yaml_section.h"
+#include "model/weight_count.h"
 
 namespace fleetsim {
 namespace {
@@ -254,6 +255,15 @@ ModelCard LoadModelCard(const std::string& config_path, std::string name) {
   card.mtp_layers =
       text.GetOr<int>("mtp_num_hidden_layers", text.GetOr<int>("num_nextn_predict_layers", 0));
   if (card.mtp_layers < 0) text.Fail("mtp_num_hidden_layers", "must not be negative");
+  if (WeightCountOverflows(card)) {
+    throw InputError(config_path, 1, "",
+                     "its weights cannot be counted in 64 bits (hidden_size " +
+                         std::to_string(card.hidden_size) + ", intermediate_size " +
+                         std::to_string(card.intermediate_size) + ", vocab_size " +
+                         std::to_string(card.vocab_size) + ", num_hidden_layers " +
+                         std::to_string(num_layers) +
+                         "): a size is far past any real model's, or negative");
+  }
   return card;
 }
 

@@ -52,6 +52,11 @@ WeightCount CountWeights(const ModelCard& card, int tp);
 WeightCount CountWeights(const ModelCard& card, int tp, const Quantization& quant,
                          bool with_mtp = false);
 
+// Whether counting the card's weights (at TP 1, unquantized, MTP included, at 4 bytes a
+// parameter) would overflow 64 bits in any step: only a card whose sizes are far past any
+// real model's. LoadModelCard refuses such a card, so every count above is exact.
+bool WeightCountOverflows(const ModelCard& card);
+
 // Why vLLM would not load this quantized layout at this TP, or nullopt when it would:
 // - a 4-bit format (AWQ, GPTQ) over the GDN gate projection in_proj_ba, whose packed
 //   layout vLLM's Qwen3.5/Qwen3-Next loaders do not verify (the published 4-bit

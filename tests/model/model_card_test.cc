@@ -213,4 +213,28 @@ TEST(ModelCard, ConfigJsonIsStrict) {
 }
 
 }  // namespace
+// Found by fuzz_short: a hidden_size of 440,960,096 overflowed the weight count's int64
+// sums (undefined behaviour). Such a card is refused at load, in one located line; the
+// largest real card, and every shipped one (above), still loads.
+TEST(ModelCard, SizesWhoseWeightsOverflow64BitsAreRefused) {
+  const std::string rest =
+      " \"num_attention_heads\": 32,\n \"num_key_value_heads\": 8,\n"
+      " \"vocab_size\": 128256,\n \"max_position_embeddings\": 131072,\n"
+      " \"intermediate_size\": 14336\n}\n";
+  const InputError wide = LoadError(
+      "{\n \"num_hidden_layers\": 32,\n \"hidden_size\": "
+      "440960096,\n" +
+      rest);
+  EXPECT_EQ(wide.line(), 1) << wide.what();
+  EXPECT_TRUE(Mentions(wide, "cannot be counted in 64 bits")) << wide.what();
+  EXPECT_TRUE(Mentions(wide, "hidden_size 440960096")) << wide.what();
+  // 8B's shape at 4096 wide loads; so does 128 times its width, whose count is large but
+  // fits.
+  for (const char* hidden : {"4096", "524288"}) {
+    TempFile file("config.json", std::string("{\n \"num_hidden_layers\": 32,\n \"hidden_size\": ") +
+                                     hidden + ",\n" + rest);
+    EXPECT_NO_THROW(LoadModelCard(file.path(), "wide")) << hidden;
+  }
+}
+
 }  // namespace fleetsim
