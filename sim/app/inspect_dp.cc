@@ -20,12 +20,14 @@ DpExchange Exchange(const char* batch, int64_t tokens_per_rank, const DpReport& 
   // CUDA graphs pad every rank to the largest within the capture size; beyond it each
   // keeps its own (here: all ranks alike, so both give DP x the batch).
   e.gathered_tokens = tokens_per_rank * r.dp;
-  const int64_t hidden = card.hidden_size * BytesOf(card.dtype);
-  const int top_k = card.moe->experts_per_token;
-  e.dispatch_bytes = e.gathered_tokens * (hidden + top_k * (4 + 4));
-  e.combine_bytes = e.gathered_tokens * hidden;
+  const int64_t act_bytes = BytesOf(card.dtype);
+  const int experts = card.moe->num_experts;
+  e.dispatch_bytes =
+      CollectiveModel::ExpertDispatchBytes(e.gathered_tokens, card.hidden_size, experts, act_bytes);
+  e.combine_bytes =
+      CollectiveModel::ExpertCombineBytes(e.gathered_tokens, card.hidden_size, act_bytes);
   if (group) {
-    e.per_layer_us = group->ExpertDispatchCombineUs(e.gathered_tokens, card.hidden_size, top_k);
+    e.per_layer_us = group->ExpertDispatchCombineUs(e.gathered_tokens, card.hidden_size, experts);
     e.per_step_us = *e.per_layer_us * r.moe_layers;
   }
   return e;
@@ -54,7 +56,8 @@ DpReport BuildDpReport(const ModelCard& card, const ResolvedEngineConfig& engine
   // largest shard.
   r.experts_per_rank = (r.experts + r.gpus - 1) / r.gpus;
   r.expert_bytes_per_rank = ExpertWeightBytesPerTpRank(card, engine.tp) / dp;
-  r.capture_tokens = DefaultCudagraphCaptureTokens(engine.max_num_seqs);
+  r.capture_tokens =
+      DefaultCudagraphCaptureTokens(engine.max_num_seqs, engine.max_num_batched_tokens);
   std::optional<CollectiveModel> group;
   if (hardware) {
     r.gpus_per_node = static_cast<int>(hardware->gpus_per_node.value);

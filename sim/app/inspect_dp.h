@@ -21,8 +21,8 @@ struct DpExchange {
   const char* batch = "";  // what the batch is
   int64_t tokens_per_rank = 0;
   int64_t gathered_tokens = 0;
-  int64_t dispatch_bytes = 0;  // all-gathered: hidden (activation dtype) + top-k weights and ids
-  int64_t combine_bytes = 0;   // reduce-scattered hidden states
+  int64_t dispatch_bytes = 0;          // all-gathered: hidden + router logits (activation dtype)
+  int64_t combine_bytes = 0;           // reduce-scattered hidden states
   std::optional<double> per_layer_us;  // dispatch + combine, with --hardware
   std::optional<double> per_step_us;   // all MoE layers
 };

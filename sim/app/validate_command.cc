@@ -253,9 +253,11 @@ void Validate(const ValidateOptions& options) {
   std::unique_ptr<Instance> instance;
   std::unique_ptr<DpEngine> dp_engine;
   if (dp > 1) {
-    const int64_t capture = kwargs.GetOr<bool>("enforce_eager", false)
-                                ? 0
-                                : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs);
+    const int64_t capture =
+        kwargs.GetOr<bool>("enforce_eager", false)
+            ? 0
+            : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs,
+                                            setup.engine.max_num_batched_tokens);
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
     lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
     dp_engine->OnStep([&](const DpStepRecord& step) {

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/checkpoint_io.h"
+#include "engine/dp_setup.h"
 
 namespace fleetsim {
 
@@ -56,10 +57,6 @@ DpEngine::DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostM
       chooser_(static_cast<int>(ranks_.size())) {
   FLEETSIM_CHECK(ranks_.size() >= 2, "a data-parallel engine has two ranks or more");
   loads_before_step_ = Loads();
-  // _dummy_run(1, uniform_decode=True): one decode of one token.
-  BatchShape dummy;
-  dummy.AddDecode(1);
-  dummy_ns_ = cost_.CostOutsideMoe(dummy).total_ns;
 }
 
 std::vector<DpLoad> DpEngine::Loads() const {
@@ -165,26 +162,37 @@ void DpEngine::FlushPending() {
 }
 
 DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes) const {
-  DpStepTiming t;
-  int64_t most = 0, sum = 0;
-  for (const std::optional<BatchShape>& shape : shapes) {
-    // An idle rank's dummy batch is one token (execute_dummy_batch -> _dummy_run(1)); its
-    // own work (a 1-token forward, padded with the others under CUDA graphs) is taken as
-    // the 1-token step's: a busy rank's is never shorter.
-    const int64_t tokens = shape ? shape->total_tokens() : 1;
-    t.slowest_rank_ns =
-        std::max(t.slowest_rank_ns, shape ? cost_.CostOutsideMoe(*shape).total_ns : dummy_ns_);
-    most = std::max(most, tokens);
-    sum += tokens;
-  }
+  // What each rank runs (gpu_model_runner.py _determine_batch_execution_and_padding and
+  // dp_utils.py coordinate_batch_across_dp): its tokens, an idle rank's dummy batch 1
+  // (execute_dummy_batch -> _dummy_run(1): a forward with no attention metadata and no
+  // sampling, priced as a batch of no sequences), padded to its CUDA-graph capture size.
+  // When every rank's batch fits a graph, all run the largest of those; when one does not
+  // (eager), each runs its own.
   const auto ranks = static_cast<int64_t>(shapes.size());
-  t.gathered_tokens = most <= capture_tokens_ ? most * ranks : sum;
+  std::vector<int64_t> run(shapes.size());
+  int64_t most = 0;
+  bool all_graphs = capture_tokens_ > 0;
+  for (std::size_t r = 0; r < shapes.size(); ++r) {
+    const int64_t tokens = shapes[r] ? shapes[r]->total_tokens() : 1;
+    const int64_t padded = CudagraphPaddedTokens(tokens, capture_tokens_);
+    all_graphs = all_graphs && padded > 0;
+    run[r] = padded > 0 ? padded : tokens;
+    most = std::max(most, run[r]);
+  }
+  DpStepTiming t;
+  for (std::size_t r = 0; r < shapes.size(); ++r) {
+    if (all_graphs) run[r] = most;
+    t.slowest_rank_ns =
+        std::max(t.slowest_rank_ns,
+                 cost_.CostOutsideMoe(shapes[r] ? *shapes[r] : BatchShape(), run[r]).total_ns);
+    t.gathered_tokens += run[r];
+  }
   t.moe_ns = std::llround(
       cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens), static_cast<int>(ranks)) *
       1000.0);
   t.exchange_ns = std::llround(
       cost_.moe_layers() *
-      dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_top_k()) * 1000.0);
+      dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_experts()) * 1000.0);
   t.total_ns = t.slowest_rank_ns + t.moe_ns + t.exchange_ns;
   return t;
 }
@@ -264,11 +272,11 @@ std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
 // tests/engine/dp_engine_test.cc catches a field that padding hides.
 static_assert(sizeof(DpRankChooser) == 40,
               "DpRankChooser changed: save the new field in DpRankChooser::Save/Load");
-static_assert(sizeof(DpEngine) == 488,
+static_assert(sizeof(DpEngine) == 480,
               "DpEngine changed: save the new field in DpEngine::Save/Load");
 
 void DpEngine::Save(CheckpointWriter& w) const {
-  // cost_, dp_group_, hidden_, capture_tokens_ and dummy_ns_ are configuration, rebuilt
+  // cost_, dp_group_, hidden_ and capture_tokens_ are configuration, rebuilt
   // from the cluster config; on_step_ and on_rank_step_ are the caller's.
   w.U64(ranks_.size());
   for (const auto& rank : ranks_)

@@ -15,17 +15,22 @@
 // The rules, from vLLM's source (docs/COLLECTIVES.md, "Data parallelism with experts"):
 // - lock-step (v1/engine/core.py DPEngineCoreProc.run_busy_loop): while any rank has
 //   unfinished requests every rank runs a step; a rank with nothing scheduled runs a dummy
-//   batch (execute_dummy_batch: _dummy_run(1), a 1-token forward) so that its MoE layers
+//   batch (execute_dummy_batch: _dummy_run(1), a 1-token forward without attention
+//   metadata or sampling) so that its MoE layers
 //   join the collectives. Whether any rank still has work is all-reduced only every 32nd
 //   step of a wave (_has_global_unfinished_reqs), so a wave whose work ends between two
 //   checks runs dummy steps on every rank up to the next; then it ends and all wait for the
 //   next request.
-// - per step (v1/worker/dp_utils.py coordinate_batch_across_dp): the ranks agree on their
-//   token counts; with CUDA graphs (every rank's batch within max_cudagraph_capture_size,
-//   config/vllm.py: min(2 x max_num_seqs, 512)) all are padded to the largest, else each
-//   keeps its own.
+// - per step (v1/worker/gpu_model_runner.py _determine_batch_execution_and_padding,
+//   v1/worker/dp_utils.py coordinate_batch_across_dp): each rank pads its batch to its
+//   CUDA-graph capture size (config/vllm.py's list: 1, 2, 4, every 8 below 256, every 16
+//   up to max_cudagraph_capture_size = min(2 x max_num_seqs, 512, max_num_batched_tokens));
+//   the ranks all-reduce their counts; when every rank's batch fits a graph all run the
+//   largest (dense kernels and the MoE input; attention reads each rank's own batch), else
+//   each keeps its own padded count.
 // - MoE with EP (all2all_backend allgather_reducescatter, distributed/device_communicators/
-//   all2all.py AgRsAll2AllManager): dispatch all-gathers every rank's tokens, each rank
+//   all2all.py AgRsAll2AllManager): dispatch all-gathers every rank's tokens with their
+//   router logits (dispatch_router_logits), each rank
 //   runs its experts / (DP x TP) experts on all of them, combine reduce-scatters; the
 //   collective makes every layer wait for the slowest rank.
 // - a step's time: the slowest rank's step without its MoE blocks + the MoE blocks of one
@@ -183,7 +188,6 @@ class DpEngine {
   SimTime busy_ = 0;
   int64_t steps_ = 0;
   int64_t wave_steps_ = 0;  // lock-steps of the current wave; 0 between waves
-  SimTime dummy_ns_ = 0;    // a dummy batch's step without MoE blocks
   // The ranks' loads before the last lock-step, which a request arriving while it runs
   // sees (the engines publish after a step ends).
   std::vector<DpLoad> loads_before_step_;

@@ -36,8 +36,28 @@ KvBudget DpExpertParallelKvBudget(const ModelCard& card, int tp, int dp, KvBudge
   return budget;
 }
 
-int64_t DefaultCudagraphCaptureTokens(int64_t max_num_seqs) {
-  return std::min<int64_t>(2 * max_num_seqs, 512);
+namespace {
+
+int64_t RoundUp(int64_t n, int64_t step) {
+  return (n + step - 1) / step * step;
+}
+
+}  // namespace
+
+int64_t DefaultCudagraphCaptureTokens(int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+  const int64_t most = std::min({2 * max_num_seqs, int64_t{512}, max_num_batched_tokens});
+  if (most >= 256) return 256 + (most - 256) / 16 * 16;
+  if (most >= 8) return most / 8 * 8;
+  if (most >= 4) return 4;
+  return std::clamp<int64_t>(most, 0, 2);
+}
+
+int64_t CudagraphPaddedTokens(int64_t tokens, int64_t capture_tokens) {
+  if (tokens > capture_tokens) return 0;
+  if (tokens <= 2) return tokens;
+  if (tokens <= 4) return 4;
+  if (tokens <= 256) return RoundUp(tokens, 8);
+  return 256 + RoundUp(tokens - 256, 16);
 }
 
 std::unique_ptr<DpEngine> MakeDpEngine(const EngineSetup& setup, int dp,

@@ -30,8 +30,13 @@ int64_t ExpertWeightBytesPerTpRank(const ModelCard& card, int tp);
 // as given when it names num_gpu_blocks or bytes, or has no hardware.
 KvBudget DpExpertParallelKvBudget(const ModelCard& card, int tp, int dp, KvBudget budget);
 
-// vLLM's max_cudagraph_capture_size default (config/vllm.py: min(max_num_seqs x 2, 512)).
-int64_t DefaultCudagraphCaptureTokens(int64_t max_num_seqs);
+// vLLM 0.19's default CUDA-graph capture sizes (config/vllm.py): 1, 2, 4, every 8 below 256,
+// then every 16, up to min(2 x max_num_seqs, 512, max_num_batched_tokens). Returns the
+// largest size of that list, which vLLM makes max_cudagraph_capture_size.
+int64_t DefaultCudagraphCaptureTokens(int64_t max_num_seqs, int64_t max_num_batched_tokens);
+// The capture size a batch of `tokens` runs at (cudagraph_dispatcher.py: the smallest size
+// of the default list at or above it), or 0 past the largest, `capture_tokens` (eager).
+int64_t CudagraphPaddedTokens(int64_t tokens, int64_t capture_tokens);
 
 // `dp` ranks of `setup`'s engine, the dispatch priced over `dp` GPUs of `hardware`;
 // `capture_tokens` 0 when CUDA graphs are off.

@@ -71,7 +71,10 @@ class DataParallelEngine final : public ForwardingEngine<DpEngine> {
 }  // namespace
 
 int64_t CudagraphCaptureTokensOf(const EngineSetup& setup) {
-  return setup.bundle.enforce_eager ? 0 : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs);
+  return setup.bundle.enforce_eager
+             ? 0
+             : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs,
+                                             setup.engine.max_num_batched_tokens);
 }
 
 std::unique_ptr<FleetEngine> MakeFleetEngine(const EngineSetup& setup,

@@ -119,16 +119,20 @@ double CollectiveModel::AllReduceUs(int64_t bytes) const {
   return NcclUs(NcclCollective::kAllReduce, b);
 }
 
-// Dispatch: one NCCL group of all-gathers (hidden states, fp32 top-k weights, int32 top-k
-// ids), priced as one all-gather of their bytes; combine: a reduce-scatter of the hidden
-// states.
-double CollectiveModel::ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int top_k) const {
+// vLLM 0.19's AgRsAll2AllManager (distributed/device_communicators/all2all.py): the dispatch
+// all-gathers the hidden states and the router logits (dispatch_router_logits; the bf16
+// gate's output, one per expert) in one NCCL group, priced as one all-gather of their
+// bytes; top-k runs after it on every rank. The combine reduce-scatters the hidden states.
+// Ranks of unequal sizes (no CUDA-graph padding) go through all_gatherv's grouped
+// broadcasts, which move the same bytes: priced the same way.
+double CollectiveModel::ExpertDispatchCombineUs(int64_t tokens, int64_t hidden,
+                                                int num_experts) const {
   if (ranks_ <= 1 || tokens <= 0) return 0;
-  const auto t = static_cast<double>(tokens);
-  const double dispatch = t * (static_cast<double>(hidden) * act_bytes_ + top_k * (4.0 + 4.0));
-  const double combine = t * static_cast<double>(hidden) * act_bytes_;
-  return NcclUs(NcclCollective::kAllGather, dispatch) +
-         NcclUs(NcclCollective::kReduceScatter, combine);
+  const auto bytes = static_cast<int64_t>(act_bytes_);
+  return NcclUs(NcclCollective::kAllGather,
+                static_cast<double>(ExpertDispatchBytes(tokens, hidden, num_experts, bytes))) +
+         NcclUs(NcclCollective::kReduceScatter,
+                static_cast<double>(ExpertCombineBytes(tokens, hidden, bytes)));
 }
 
 // Each rank sends its tokens' top_k copies, spread evenly over the ranks, and receives the

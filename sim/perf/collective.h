@@ -7,8 +7,8 @@
 //   - NCCL's all-gather (the vocab-parallel lm_head's logits) and reduce-scatter;
 //   - expert parallelism's exchange, as vLLM 0.19 runs it by default (all2all_backend
 //     "allgather_reducescatter", device_communicators/all2all.py AgRsAll2AllManager):
-//     dispatch all-gathers each token's hidden state with its top-k weights and ids
-//     (fp32, int32), combine reduce-scatters the hidden states; and a true all-to-all
+//     dispatch all-gathers each token's hidden state with its router logits (one per
+//     expert), combine reduce-scatters the hidden states; and a true all-to-all
 //     (grouped send/receive) for the backends that exchange only routed tokens.
 // Costs are NCCL's own model (perf/nccl_model.h) and kernel models for vLLM's and
 // PyTorch's all-reduces, with the constants of perf/collective_constants.h.
@@ -58,9 +58,18 @@ class CollectiveModel {
   double CustomAllReduceUs(double bytes, bool one_shot) const;
   double SymmMemAllReduceUs(double bytes, bool multimem) const;
 
-  // Expert parallelism over this group: `tokens` tokens in all its ranks (dispatch
-  // gathers them everywhere), `hidden` wide, top-k routing. vLLM's default backend.
-  double ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int top_k) const;
+  // Expert parallelism over this group with vLLM's default backend (allgather_reducescatter):
+  // `tokens` tokens in all its ranks, which the dispatch gathers everywhere with their
+  // router logits over `num_experts`, `hidden` wide.
+  double ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int num_experts) const;
+  // What that dispatch and combine move, at `act_bytes` per element.
+  static int64_t ExpertDispatchBytes(int64_t tokens, int64_t hidden, int num_experts,
+                                     int64_t act_bytes) {
+    return tokens * (hidden + num_experts) * act_bytes;
+  }
+  static int64_t ExpertCombineBytes(int64_t tokens, int64_t hidden, int64_t act_bytes) {
+    return tokens * hidden * act_bytes;
+  }
   // The same exchange as an all-to-all of only the routed copies (each token to top_k
   // experts, spread evenly over the ranks), for all-to-all backends.
   double ExpertAllToAllUs(int64_t tokens, int64_t hidden, int top_k) const;

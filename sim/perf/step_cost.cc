@@ -260,11 +260,11 @@ double StepCostModel::PlusTokenUs(double start, const std::vector<const GridTabl
 }
 
 StepCost StepCostModel::Cost(const BatchShape& batch) const {
-  return Compose(batch, true);
+  return Compose(batch, batch.total_tokens(), true);
 }
 
-StepCost StepCostModel::CostOutsideMoe(const BatchShape& batch) const {
-  return Compose(batch, false);
+StepCost StepCostModel::CostOutsideMoe(const BatchShape& batch, int64_t run_tokens) const {
+  return Compose(batch, std::max(run_tokens, batch.total_tokens()), false);
 }
 
 double StepCostModel::ExpertShardMoeUs(double gathered_tokens, int dp) const {
@@ -304,14 +304,20 @@ void StepCostModel::AddCollectives(int64_t tokens, int64_t logits_rows,
   }
 }
 
-StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
-  const auto tokens = static_cast<double>(batch.total_tokens());
+StepCost StepCostModel::Compose(const BatchShape& batch, int64_t run_tokens, bool with_moe) const {
+  const auto tokens = static_cast<double>(run_tokens);
   const GridTable::Position at = embedding_->Locate(tokens);
   double us = embedding_->LookupAt(at) + TokenUs(*final_layernorm_, tokens, at);
-  if (full_layers_ > 0)
-    us += full_layers_ * PlusTokenUs(AttentionUs(batch), full_kernels_, tokens, at);
-  if (gdn_layers_ > 0)
-    us += gdn_layers_ * PlusTokenUs(GdnRegimeUs(batch), gdn_kernels_, tokens, at);
+  // A batch of no sequences (a DP rank's dummy forward, padded to the others' tokens) runs
+  // no attention: vLLM gives it no attention metadata.
+  const bool sequences = batch.num_sequences() > 0;
+  if (full_layers_ > 0) {
+    us +=
+        full_layers_ * PlusTokenUs(sequences ? AttentionUs(batch) : 0.0, full_kernels_, tokens, at);
+  }
+  if (gdn_layers_ > 0) {
+    us += gdn_layers_ * PlusTokenUs(sequences ? GdnRegimeUs(batch) : 0.0, gdn_kernels_, tokens, at);
+  }
   if (dense_mlp_layers_ > 0) us += dense_mlp_layers_ * PlusTokenUs(0, mlp_kernels_, tokens, at);
   if (with_moe && moe_layers_ > 0) us += moe_layers_ * MoeUs(tokens);
   if (batch.logits_rows() > 0) {
@@ -323,7 +329,7 @@ StepCost StepCostModel::Compose(const BatchShape& batch, bool with_moe) const {
   StepCost cost;
   cost.compute_ns = std::llround(us * 1000.0);
   AddCollectives(
-      batch.total_tokens(), batch.logits_rows(),
+      run_tokens, batch.logits_rows(),
       [](const GridTable& table, double bytes) { return table.Lookup({bytes}); }, cost);
   if (draft_passes_ > 0 && batch.num_sequences() > 0) cost.draft_ns = DraftNs(batch);
   cost.total_ns = cost.compute_ns + cost.allreduce_ns + cost.logits_gather_ns + cost.draft_ns +

@@ -85,7 +85,9 @@ class StepCostModel {
   // without its MoE blocks (attention, dense kernels, head, TP collectives, overhead);
   // and the MoE blocks of all layers on one rank of the DP x TP expert-parallel group when
   // the dispatch gathered `gathered_tokens` tokens from the `dp` DP ranks, in microseconds.
-  StepCost CostOutsideMoe(const BatchShape& batch) const;
+  // `run_tokens` (at least the batch's tokens): what its dense kernels run on, the batch
+  // padded to the DP ranks' common CUDA-graph size; attention and the head read the batch.
+  StepCost CostOutsideMoe(const BatchShape& batch, int64_t run_tokens) const;
   double ExpertShardMoeUs(double gathered_tokens, int dp) const;
   int moe_layers() const { return moe_layers_; }
   int moe_experts() const { return moe_experts_; }
@@ -181,7 +183,7 @@ class StepCostModel {
   double PrefillKeyCoordinate(const BatchShape& batch) const;
   double GdnRegimeUs(const BatchShape& batch) const;
   double MoeUs(double tokens) const;
-  StepCost Compose(const BatchShape& batch, bool with_moe) const;
+  StepCost Compose(const BatchShape& batch, int64_t run_tokens, bool with_moe) const;
   // Cost's TP collectives for a step of `tokens` tokens sampling `logits_rows` sequences,
   // the bundle's measured all-reduce table (where it has one) read by
   // `read_allreduce(table, bytes)`.

@@ -148,10 +148,14 @@ TEST_F(DpExampleRun, TheExampleStepsInLockStepAndFinishesEveryRequest) {
   const auto shown = RunAndCheck(ProjectFile("runs/examples/moe_traffic.yaml"), 600, &ranks_used);
   EXPECT_EQ(ranks_used.size(), 4u);
   ASSERT_EQ(shown.size(), 2u);
+  int64_t all_idle = 0;
   for (const auto& [instance, seen] : shown) {
-    EXPECT_GT(seen.all_idle, 0) << instance;  // the waves' trailing dummy steps
-    EXPECT_GT(seen.one_idle, 0) << instance;  // and one rank idle beside a busy one
+    EXPECT_GT(seen.one_idle, 0) << instance;  // one rank idle beside a busy one
+    all_idle += seen.all_idle;
   }
+  // The waves' trailing dummy steps. A wave whose work ends on a 32-step check has none
+  // (here instance 2's one wave, 137 x 32 lock-steps), so they are counted over both.
+  EXPECT_GT(all_idle, 0);
 }
 
 // Requests 20 s apart, each done in well under a second: every DP instance that served one

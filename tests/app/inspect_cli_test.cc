@@ -37,8 +37,8 @@ TEST(InspectCli, HybridWithPrefixCachingReportsTheOverriddenBlockAndStateBlocks)
 
 // Qwen3-30B-A3B under DP 2 x EP on RTX PRO 6000: 128 experts / 2 GPUs; 48 layers x 64
 // experts x 3 x 768 x 2048 x 2 B = 28,991,029,248 B (27.0 GiB) of experts per GPU; 128
-// decodes per rank gather 256 tokens: dispatch 256 x (2048 x 2 + 8 x (4 + 4)) = 1,064,960 B,
-// combine 256 x 4096 = 1,048,576 B.
+// decodes per rank gather 256 tokens: dispatch 256 x (2048 + 128 router logits) x 2 =
+// 1,114,112 B, combine 256 x 4096 = 1,048,576 B.
 TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   const std::string base =
       "inspect --model qwen3-30b-a3b --hardware RTX-PRO-6000 --max-num-seqs 128 "
@@ -53,7 +53,7 @@ TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const YAML::Node doc = YAML::Load(j.out);
   EXPECT_EQ(doc["data_parallel"]["expert_bytes_per_gpu"].as<int64_t>(), 28'991'029'248);
-  EXPECT_EQ(doc["data_parallel"]["exchange"][0]["dispatch_bytes"].as<int64_t>(), 1'064'960);
+  EXPECT_EQ(doc["data_parallel"]["exchange"][0]["dispatch_bytes"].as<int64_t>(), 1'114'112);
   EXPECT_EQ(doc["data_parallel"]["exchange"][0]["combine_bytes"].as<int64_t>(), 1'048'576);
   EXPECT_GT(doc["data_parallel"]["exchange"][0]["per_step_us"].as<double>(), 0);
   // Half the experts leave each GPU: its KV budget grows by exactly their bytes.

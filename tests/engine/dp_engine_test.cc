@@ -109,7 +109,7 @@ TEST_F(DpEngineTest, ShardCostIsTheTableAtTheShardsPairsAndExperts) {
   // One rank holds every expert: the whole MoE block, as a single engine charges it.
   BatchShape batch;
   batch.AddPrefill(100, 0, true);
-  EXPECT_EQ(cost.Cost(batch).total_ns - cost.CostOutsideMoe(batch).total_ns,
+  EXPECT_EQ(cost.Cost(batch).total_ns - cost.CostOutsideMoe(batch, 100).total_ns,
             std::llround(ShardUs(100, 1) * 1000));
 }
 
@@ -117,14 +117,24 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   const std::unique_ptr<DpEngine> engine = Engine();
   BatchShape decodes;
   decodes.AddDecodes(3, 300, 100, 100);
-  // Rank 1 idle: its dummy batch is 1 token, padded (CUDA graphs) to rank 0's 3: the
-  // dispatch gathers 2 x 3 tokens.
+  // Rank 1 idle: its dummy batch is 1 token of no sequence (no attention, no logits).
+  // Rank 0's 3 run as the capture size 4, and the dummy is padded to it (CUDA graphs): the
+  // dispatch gathers 2 x 4 tokens.
+  const BatchShape dummy;
+  BatchShape one;
+  one.AddDecode(1);
+  EXPECT_LT(setup_.cost->CostOutsideMoe(dummy, 1).total_ns,
+            setup_.cost->CostOutsideMoe(one, 1).total_ns);
   const DpStepTiming idle = engine->Time({decodes, std::nullopt});
-  EXPECT_EQ(idle.gathered_tokens, 6);
-  EXPECT_EQ(idle.slowest_rank_ns, setup_.cost->CostOutsideMoe(decodes).total_ns);
-  EXPECT_EQ(idle.moe_ns, std::llround(ShardUs(6, 2) * 1000));
+  EXPECT_EQ(idle.gathered_tokens, 8);
+  EXPECT_EQ(idle.slowest_rank_ns, setup_.cost->CostOutsideMoe(decodes, 4).total_ns);
+  EXPECT_GT(setup_.cost->CostOutsideMoe(decodes, 4).total_ns,
+            setup_.cost->CostOutsideMoe(decodes, 3).total_ns);
+  EXPECT_EQ(idle.moe_ns, std::llround(ShardUs(8, 2) * 1000));
   const CollectiveModel group(hardware_, 2, Dtype::kBfloat16);
-  EXPECT_EQ(idle.exchange_ns, std::llround(48 * group.ExpertDispatchCombineUs(6, 2048, 8) * 1000));
+  // The dispatch carries the router logits, one per expert (128).
+  EXPECT_EQ(idle.exchange_ns,
+            std::llround(48 * group.ExpertDispatchCombineUs(8, 2048, 128) * 1000));
   EXPECT_GT(idle.exchange_ns, 0);
   EXPECT_EQ(idle.total_ns, idle.slowest_rank_ns + idle.moe_ns + idle.exchange_ns);
 
@@ -132,23 +142,32 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   BatchShape prefill;
   prefill.AddPrefill(200, 0, true);
   const DpStepTiming both = engine->Time({decodes, prefill});
-  EXPECT_EQ(both.slowest_rank_ns, std::max(setup_.cost->CostOutsideMoe(decodes).total_ns,
-                                           setup_.cost->CostOutsideMoe(prefill).total_ns));
+  EXPECT_EQ(both.slowest_rank_ns, std::max(setup_.cost->CostOutsideMoe(decodes, 200).total_ns,
+                                           setup_.cost->CostOutsideMoe(prefill, 200).total_ns));
   EXPECT_EQ(both.gathered_tokens, 400);
   EXPECT_EQ(both.moe_ns, std::llround(ShardUs(400, 2) * 1000));
 
-  // Beyond the CUDA-graph sizes the batch runs eager, unpadded: 300 + 1.
+  // 37 and 5 tokens: capture sizes 40 and 8, both run 40.
+  BatchShape five, thirty_seven;
+  five.AddUniformDecodes(5, 100);
+  thirty_seven.AddUniformDecodes(37, 100);
+  EXPECT_EQ(engine->Time({thirty_seven, five}).gathered_tokens, 80);
+
+  // Beyond the CUDA-graph sizes the batch runs eager and the ranks are not padded to one
+  // size; the others still run at their own capture size: 300 + 1, 300 + 4.
   BatchShape big;
   big.AddPrefill(300, 0, true);
   EXPECT_EQ(engine->Time({big, std::nullopt}).gathered_tokens, 301);
+  const DpStepTiming eager = engine->Time({big, decodes});
+  EXPECT_EQ(eager.gathered_tokens, 304);
+  EXPECT_EQ(eager.slowest_rank_ns, std::max(setup_.cost->CostOutsideMoe(big, 300).total_ns,
+                                            setup_.cost->CostOutsideMoe(decodes, 4).total_ns));
   EXPECT_EQ(Engine(0)->Time({decodes, std::nullopt}).gathered_tokens, 4);  // no CUDA graphs
 
-  // Both idle (a wave's trailing dummy steps): two 1-token batches, each a 1-token decode.
-  BatchShape one;
-  one.AddDecode(1);
+  // Both idle (a wave's trailing dummy steps): two 1-token dummy batches.
   const DpStepTiming dummies = engine->Time({std::nullopt, std::nullopt});
   EXPECT_EQ(dummies.gathered_tokens, 2);
-  EXPECT_EQ(dummies.slowest_rank_ns, setup_.cost->CostOutsideMoe(one).total_ns);
+  EXPECT_EQ(dummies.slowest_rank_ns, setup_.cost->CostOutsideMoe(dummy, 1).total_ns);
   EXPECT_EQ(dummies.moe_ns, std::llround(ShardUs(2, 2) * 1000));
 }
 
@@ -172,7 +191,7 @@ TEST_F(DpEngineTest, RanksStepTogether) {
   }
   EXPECT_EQ(steps[0].start, 1000);
   EXPECT_EQ(steps[0].busy_ranks, 2);
-  EXPECT_EQ(steps[0].timing.gathered_tokens, 200);  // padded to the larger batch
+  EXPECT_EQ(steps[0].timing.gathered_tokens, 208);  // 100 -> capture size 104, the 10 padded to it
   std::vector<int32_t> ranks;
   const std::vector<RequestRecord> records = engine->TakeRecords(&ranks);
   ASSERT_EQ(records.size(), 2u);
@@ -201,7 +220,8 @@ TEST_F(DpEngineTest, RanksStepTogether) {
   }
   EXPECT_EQ(lone->rank(0).now(), t);  // both ranks' clocks at the wave's last step end
   EXPECT_EQ(lone->rank(1).now(), t);
-  EXPECT_EQ(steps[0].timing.gathered_tokens, 100);  // 50 and the dummy padded to 50
+  EXPECT_EQ(steps[0].timing.gathered_tokens,
+            112);  // 50 as the capture size 56, the dummy padded to it
   EXPECT_EQ(steps[1].timing.gathered_tokens, 2);
   const SimTime third_end = steps[2].start + steps[2].timing.total_ns;
   EXPECT_EQ(lone->TakeRecords().at(0).finish, third_end);
@@ -390,8 +410,27 @@ TEST(DpSetup, EachRankHoldsItsShareOfTheExperts) {
   EXPECT_EQ(*two.kv_cache_bytes - *one.kv_cache_bytes, 28'991'029'248);
   budget.num_blocks = 10;  // a budget that names its blocks stays as given
   EXPECT_FALSE(DpExpertParallelKvBudget(Card("qwen3-30b-a3b"), 1, 2, budget).kv_cache_bytes);
-  EXPECT_EQ(DefaultCudagraphCaptureTokens(128), 256);
-  EXPECT_EQ(DefaultCudagraphCaptureTokens(1024), 512);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(128, 2048), 256);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(1024, 8192), 512);
+}
+
+// vLLM 0.19's default capture sizes: 1, 2, 4, every 8 below 256, every 16 from 256, up to
+// min(2 x max_num_seqs, 512, max_num_batched_tokens) rounded down to one of them.
+TEST(CudagraphSizes, LargestAndPaddedAsVllmListsThem) {
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(1024, 300), 288);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(50, 2048), 96);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(2, 2048), 4);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(1, 2048), 2);
+  EXPECT_EQ(DefaultCudagraphCaptureTokens(256, 3), 2);
+  const std::vector<std::pair<int64_t, int64_t>> padded = {
+      {1, 1},     {2, 2},     {3, 4},     {4, 4},     {5, 8},     {37, 40},
+      {248, 248}, {249, 256}, {256, 256}, {257, 272}, {500, 512}, {512, 512}};
+  for (const auto& [tokens, size] : padded)
+    EXPECT_EQ(CudagraphPaddedTokens(tokens, 512), size) << tokens;
+  EXPECT_EQ(CudagraphPaddedTokens(513, 512), 0);
+  EXPECT_EQ(CudagraphPaddedTokens(257, 256), 0);
+  EXPECT_EQ(CudagraphPaddedTokens(300, 288), 0);
+  EXPECT_EQ(CudagraphPaddedTokens(3, 0), 0);
 }
 
 }  // namespace

@@ -257,21 +257,22 @@ TEST(CollectiveModel, KernelModelsAndTheirChoice) {
   EXPECT_EQ(CollectiveModel(Gpu("H100-SXM"), 1, Dtype::kBfloat16).AllReduceUs(1 << 20), 0);
 }
 
-// Expert parallelism: dispatch all-gathers hidden (bf16) + top-k weights and ids (4 B
-// each); combine reduce-scatters the hidden states.
+// Expert parallelism: dispatch all-gathers the hidden states and the router logits (bf16,
+// one per expert); combine reduce-scatters the hidden states.
 TEST(CollectiveModel, ExpertParallelExchange) {
   const CollectiveModel ep2(Gpu("H100-SXM"), 2, Dtype::kBfloat16,
                             CollectiveConstants::Uncalibrated());
-  const double tokens = 512, hidden = 2048, top_k = 8;
-  const double dispatch = tokens * (hidden * 2 + top_k * 8);
+  const double tokens = 512, hidden = 2048, experts = 128;
+  const double dispatch = tokens * (hidden + experts) * 2;
   const double combine = tokens * hidden * 2;
-  EXPECT_NEAR(ep2.ExpertDispatchCombineUs(512, 2048, 8),
+  EXPECT_EQ(CollectiveModel::ExpertDispatchBytes(512, 2048, 128, 2), 512 * 2176 * 2);
+  EXPECT_NEAR(ep2.ExpertDispatchCombineUs(512, 2048, 128),
               ep2.NcclUs(NcclCollective::kAllGather, dispatch) +
                   ep2.NcclUs(NcclCollective::kReduceScatter, combine),
               1e-9);
   // The all-to-all form: twice (dispatch and combine) 256 tokens x 8 copies x 4 KiB.
   EXPECT_NEAR(ep2.ExpertAllToAllUs(512, 2048, 8), 2 * ep2.AllToAllUs(256 * 8 * 2048 * 2.0), 1e-9);
-  EXPECT_EQ(ep2.ExpertDispatchCombineUs(0, 2048, 8), 0);
+  EXPECT_EQ(ep2.ExpertDispatchCombineUs(0, 2048, 128), 0);
 }
 
 }  // namespace
