@@ -50,6 +50,19 @@ int Positive(const YamlSection& section, std::string_view key) {
   return value;
 }
 
+// Far past any published model (Llama 3.1 405B has 126 layers), and small enough that the
+// per-layer tables built from a card stay in the kilobytes: a card beyond it is a typo or
+// a corrupted file, refused before anything is sized by it.
+constexpr int kMaxLayers = 4096;
+
+int LayerCount(const YamlSection& section, std::string_view key, int value) {
+  if (value > kMaxLayers) {
+    section.Fail(key, std::to_string(value) + " layers is past any real model's (at most " +
+                          std::to_string(kMaxLayers) + ")");
+  }
+  return value;
+}
+
 int64_t Positive64(const YamlSection& section, std::string_view key) {
   const int64_t value = section.Get<int64_t>(key);
   if (value <= 0) section.Fail(key, "must be positive, got " + std::to_string(value));
@@ -237,7 +250,7 @@ ModelCard LoadModelCard(const std::string& config_path, std::string name) {
   card.tie_word_embeddings =
       text.GetOr<bool>("tie_word_embeddings", root.GetOr<bool>("tie_word_embeddings", false));
 
-  const int num_layers = Positive(text, "num_hidden_layers");
+  const int num_layers = LayerCount(text, "num_hidden_layers", Positive(text, "num_hidden_layers"));
   card.layers = ReadLayerTypes(text, num_layers);
   card.attention = ReadAttention(text, card.hidden_size, card.model_type);
   card.linear = ReadLinearAttention(text);
@@ -255,6 +268,7 @@ ModelCard LoadModelCard(const std::string& config_path, std::string name) {
   card.mtp_layers =
       text.GetOr<int>("mtp_num_hidden_layers", text.GetOr<int>("num_nextn_predict_layers", 0));
   if (card.mtp_layers < 0) text.Fail("mtp_num_hidden_layers", "must not be negative");
+  LayerCount(text, "mtp_num_hidden_layers", card.mtp_layers);
   if (WeightCountOverflows(card)) {
     throw InputError(config_path, 1, "",
                      "its weights cannot be counted in 64 bits (hidden_size " +

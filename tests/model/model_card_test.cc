@@ -237,4 +237,23 @@ TEST(ModelCard, SizesWhoseWeightsOverflow64BitsAreRefused) {
   }
 }
 
+// A layer count past any real model's is refused before anything is sized by it (2e9
+// layers used to take the loader minutes and gigabytes building per-layer tables).
+TEST(ModelCard, LayerCountsPastAnyRealModelAreRefused) {
+  const std::string rest =
+      " \"hidden_size\": 4096,\n \"num_attention_heads\": 32,\n \"num_key_value_heads\": 8,\n"
+      " \"vocab_size\": 128256,\n \"max_position_embeddings\": 131072,\n"
+      " \"intermediate_size\": 14336\n}\n";
+  const InputError deep = LoadError("{\n \"num_hidden_layers\": 2000000000,\n" + rest);
+  EXPECT_EQ(deep.line(), 2) << deep.what();
+  EXPECT_EQ(deep.field(), "num_hidden_layers");
+  EXPECT_TRUE(Mentions(deep, "at most 4096")) << deep.what();
+  const InputError mtp =
+      LoadError("{\n \"num_hidden_layers\": 32,\n \"mtp_num_hidden_layers\": 5000,\n" + rest);
+  EXPECT_EQ(mtp.field(), "mtp_num_hidden_layers") << mtp.what();
+  // The bound itself loads.
+  TempFile file("config.json", "{\n \"num_hidden_layers\": 4096,\n" + rest);
+  EXPECT_EQ(LoadModelCard(file.path(), "deep").layers.size(), 4096u);
+}
+
 }  // namespace fleetsim
