@@ -30,7 +30,7 @@ using workload_gen::StreamSeed;
 class GeneratedWorkload : public WorkloadSource {
  public:
   GeneratedWorkload(GeneratorSpec spec, std::string path)
-      : spec_(std::move(spec)), path_(std::move(path)) {
+      : spec_(std::move(spec)), path_(std::move(path)), stop_(spec_.num_requests, spec_.duration) {
     double sum = 0;
     for (const workload_gen::RequestClassSpec& c : spec_.classes)
       cumulative_weights_.push_back(sum += c.weight);
@@ -40,17 +40,17 @@ class GeneratedWorkload : public WorkloadSource {
   std::optional<int64_t> expected_requests() const override { return spec_.num_requests; }
 
   std::optional<WorkloadRequest> Next() final {
-    if (Ended()) return std::nullopt;
+    if (stop_.Ended()) return std::nullopt;
     std::optional<WorkloadRequest> request = Produce();
-    if (!Admit(request ? std::optional<SimTime>(request->arrival) : std::nullopt))
+    if (!stop_.Admit(request ? std::optional<SimTime>(request->arrival) : std::nullopt))
       return std::nullopt;
     return request;
   }
 
   std::optional<SimTime> PassOver() final {
-    if (Ended()) return std::nullopt;
+    if (stop_.Ended()) return std::nullopt;
     const std::optional<SimTime> arrival = ProduceArrival();
-    return Admit(arrival) ? arrival : std::nullopt;
+    return stop_.Admit(arrival) ? arrival : std::nullopt;
   }
 
  protected:
@@ -93,21 +93,9 @@ class GeneratedWorkload : public WorkloadSource {
   const GeneratorSpec spec_;
 
  private:
-  bool Ended() const { return done_ || (spec_.num_requests && emitted_ >= *spec_.num_requests); }
-  // Counts a produced request, or ends the stream at the first one past duration_s.
-  bool Admit(std::optional<SimTime> arrival) {
-    if (!arrival || (spec_.duration && *arrival >= *spec_.duration)) {
-      done_ = true;
-      return false;
-    }
-    ++emitted_;
-    return true;
-  }
-
   std::string path_;
+  StopRule stop_;                           // num_requests, duration_s
   std::vector<double> cumulative_weights_;  // of the classes, in their order
-  int64_t emitted_ = 0;
-  bool done_ = false;
 };
 
 class IndependentRequests : public GeneratedWorkload {

@@ -47,6 +47,32 @@ struct WorkloadRequest {
   bool hashes_cover_partial_block = false;
 };
 
+// The stopping rules a generator spec and a window share: at most `limit` requests, none
+// arriving at or after `duration`. Arrivals come in order, so the first past the duration
+// ends the stream.
+class StopRule {
+ public:
+  StopRule(std::optional<int64_t> limit, std::optional<SimTime> duration)
+      : limit_(limit), duration_(duration) {}
+  bool Ended() const { return done_ || (limit_ && taken_ >= *limit_); }
+  // Counts the request arriving at `arrival`; false, and the stream ended, for one past the
+  // duration or none (the source ended).
+  bool Admit(std::optional<SimTime> arrival) {
+    if (!arrival || (duration_ && *arrival >= *duration_)) {
+      done_ = true;
+      return false;
+    }
+    ++taken_;
+    return true;
+  }
+
+ private:
+  std::optional<int64_t> limit_;
+  std::optional<SimTime> duration_;
+  int64_t taken_ = 0;
+  bool done_ = false;
+};
+
 class WorkloadSource {
  public:
   virtual ~WorkloadSource() = default;

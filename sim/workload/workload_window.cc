@@ -9,7 +9,9 @@
 namespace fleetsim {
 
 WorkloadWindow::WorkloadWindow(std::unique_ptr<WorkloadSource> source, WindowOptions options)
-    : source_(std::move(source)), options_(options) {
+    : source_(std::move(source)),
+      options_(options),
+      stop_(options_.num_requests, options_.duration) {
   if (!(options_.rate_scale > 0)) throw OptionError("--rate-scale", "must be positive");
   if (options_.num_requests && *options_.num_requests < 0)
     throw OptionError("--num-reqs", "must not be negative");
@@ -41,7 +43,7 @@ std::optional<int64_t> WorkloadWindow::expected_requests() const {
 }
 
 std::optional<WorkloadRequest> WorkloadWindow::Next() {
-  if (Ended()) return std::nullopt;
+  if (stop_.Ended()) return std::nullopt;
   std::optional<WorkloadRequest> r;
   while (true) {
     try {
@@ -61,7 +63,7 @@ std::optional<WorkloadRequest> WorkloadWindow::Next() {
 }
 
 std::optional<SimTime> WorkloadWindow::PassOver() {
-  if (Ended()) return std::nullopt;
+  if (stop_.Ended()) return std::nullopt;
   const std::optional<SimTime> arrival = source_->PassOver();
   return arrival ? Admit(*arrival) : std::nullopt;
 }
@@ -75,11 +77,7 @@ std::optional<SimTime> WorkloadWindow::Admit(SimTime arrival) {
     }
     arrival = static_cast<SimTime>(std::llround(scaled));
   }
-  if (options_.duration && arrival >= *options_.duration) {
-    done_ = true;  // arrivals are in order: nothing later falls inside the window
-    return std::nullopt;
-  }
-  ++emitted_;
+  if (!stop_.Admit(arrival)) return std::nullopt;
   return arrival;
 }
 

@@ -47,9 +47,6 @@ class WorkloadWindow : public WorkloadSource {
   std::optional<SimTime> PassOver() override;
 
  private:
-  bool Ended() const {
-    return done_ || (options_.num_requests && emitted_ >= *options_.num_requests);
-  }
   // The arrival scaled; nullopt (and the window ended) for one past the duration.
   std::optional<SimTime> Admit(SimTime arrival);
   // Gives a model-less request the default; refuses one for an unknown model (strict).
@@ -57,9 +54,8 @@ class WorkloadWindow : public WorkloadSource {
 
   std::unique_ptr<WorkloadSource> source_;
   WindowOptions options_;
-  int64_t emitted_ = 0;
+  StopRule stop_;  // num_requests, duration (after scaling)
   int64_t skipped_ = 0;
-  bool done_ = false;
 };
 
 }  // namespace fleetsim
