@@ -10,6 +10,10 @@ set -uo pipefail
 fleetsim=$1 mpiexec=$2 root=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+sed 's/^  num_requests: 1000000$/  num_requests: 50000000/' "$root/bench/traffic_1m.yaml" \
+  > "$work/traffic.yaml"
+grep -q 'num_requests: 50000000' "$work/traffic.yaml" ||
+  { echo "bench/traffic_1m.yaml changed: no 'num_requests: 1000000' line to raise"; exit 1; }
 
 # The pid of rank 1 among mpirun's children.
 rank1_of() {
@@ -30,10 +34,12 @@ check() {  # ranks, signal, expected exit code ('' for any non-zero)[, stop]
   # orte/mca/odls/base/odls_base_default_fns.c); the defaults are kept on purpose.
   [[ $ranks != 1 ]] && launch=("$mpiexec" -np "$ranks" --oversubscribe)
   rm -f "$work"/out.h5*
-  # A million requests: far more than the seconds before the signal can simulate.
+  # Fifty million requests: far more than the seconds before the signal can simulate (a
+  # million took 2 s at 2 ranks on an idle 2-core machine, finishing before mpirun passed
+  # the SIGTERM on).
   "${launch[@]}" "$fleetsim" run --quiet --output "$work/out.h5" --no-request-rows \
-    --num-reqs 1000000 --cluster "$root/bench/fleet_1024.yaml" \
-    --workload "$root/bench/traffic_1m.yaml" > "$work/stdout" 2> "$work/stderr" &
+    --cluster "$root/bench/fleet_1024.yaml" --workload "$work/traffic.yaml" \
+    > "$work/stdout" 2> "$work/stderr" &
   pid=$!
   # Signal once the run is simulating: its output file is open.
   for _ in $(seq 1 600); do
