@@ -169,23 +169,22 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
   // When every rank's batch fits a graph, all run the largest of those; when one does not
   // (eager), each runs its own.
   const auto ranks = static_cast<int64_t>(shapes.size());
-  std::vector<int64_t> run(shapes.size());
+  const auto tokens_of = [&](std::size_t r) { return shapes[r] ? shapes[r]->total_tokens() : 1; };
   int64_t most = 0;
   bool all_graphs = capture_tokens_ > 0;
   for (std::size_t r = 0; r < shapes.size(); ++r) {
-    const int64_t tokens = shapes[r] ? shapes[r]->total_tokens() : 1;
-    const int64_t padded = CudagraphPaddedTokens(tokens, capture_tokens_);
+    const int64_t padded = CudagraphPaddedTokens(tokens_of(r), capture_tokens_);
     all_graphs = all_graphs && padded > 0;
-    run[r] = padded > 0 ? padded : tokens;
-    most = std::max(most, run[r]);
+    most = std::max(most, padded);
   }
   DpStepTiming t;
   for (std::size_t r = 0; r < shapes.size(); ++r) {
-    if (all_graphs) run[r] = most;
+    const int64_t padded = CudagraphPaddedTokens(tokens_of(r), capture_tokens_);
+    const int64_t run = all_graphs ? most : padded > 0 ? padded : tokens_of(r);
     t.slowest_rank_ns =
         std::max(t.slowest_rank_ns,
-                 cost_.CostOutsideMoe(shapes[r] ? *shapes[r] : BatchShape(), run[r]).total_ns);
-    t.gathered_tokens += run[r];
+                 cost_.CostOutsideMoe(shapes[r] ? *shapes[r] : BatchShape(), run).total_ns);
+    t.gathered_tokens += run;
   }
   t.moe_ns = std::llround(
       cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens), static_cast<int>(ranks)) *
