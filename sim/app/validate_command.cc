@@ -31,6 +31,7 @@ struct ValidateOptions {
   std::optional<std::string> hardware;
   double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   bool json = false;
+  std::optional<std::string> requests_csv;  // per-request simulated and measured latencies
 };
 
 // Mean, median and P90.
@@ -52,6 +53,26 @@ struct Latencies {
   }
 };
 
+// One row per request, in the run's order, so a user can see which requests the error
+// comes from (e.g. those that queued) rather than only the summary.
+void WriteRequestsCsv(const std::string& path, const std::vector<std::string>& names,
+                      const std::vector<double>& arrivals, const std::vector<int64_t>& inputs,
+                      const std::vector<int64_t>& outputs, const std::vector<int32_t>& ranks,
+                      const Latencies& sim, const Latencies& real) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) throw OptionError("--requests-csv", path + ": cannot be written");
+  std::fprintf(file,
+               "request,arrival_s,input_tokens,output_tokens,dp_rank,ttft_sim_s,ttft_measured_s,"
+               "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s\n");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::fprintf(file, "%s,%.6f,%lld,%lld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", names[i].c_str(),
+                 arrivals[i], static_cast<long long>(inputs[i]), static_cast<long long>(outputs[i]),
+                 ranks.empty() ? 0 : ranks[i], sim.ttft[i], real.ttft[i], sim.tpot[i], real.tpot[i],
+                 sim.e2e[i], real.e2e[i]);
+  }
+  if (std::fclose(file) != 0) throw OptionError("--requests-csv", path + ": write failed");
+}
+
 InputError MetaError(const std::string& file, std::string_view setting,
                      const std::string& message) {
   return InputError(file, 0, std::string(setting), message);
@@ -70,6 +91,13 @@ EngineConfig EngineConfigFrom(const YamlSection& meta) {
     config.block_size = kBlockSize.Find(*cache);
     config.enable_prefix_caching = kEnablePrefixCaching.Find(*cache);
   }
+  // As the run asked (engine_kwargs) or resolved it (resolved_config); else vLLM's default.
+  std::optional<bool> async = kAsyncScheduling.Find(kwargs);
+  if (auto resolved = meta.FindChild("resolved_config"); resolved && !async) {
+    if (auto scheduler = resolved->FindChild("scheduler_config"))
+      async = kAsyncScheduling.Find(*scheduler);
+  }
+  config.async_scheduling = async.value_or(kAsyncScheduling.Default());
   return config;
 }
 
@@ -275,9 +303,18 @@ void Validate(const ValidateOptions& options) {
   Latencies real;
   std::optional<double> origin;
   int64_t count = 0;
+  std::vector<std::string> names;
+  std::vector<double> arrivals;
+  std::vector<int64_t> inputs, outputs;
   while (auto r = reader.Next()) {
     if (!origin) origin = r->queued_s;
     real.Add(r->queued_s, r->first_token_s, r->last_token_s, r->output_tokens);
+    if (options.requests_csv) {
+      names.push_back(r->id);
+      arrivals.push_back(r->queued_s - *origin);
+      inputs.push_back(r->input_tokens);
+      outputs.push_back(r->output_tokens);
+    }
     auto request = std::make_unique<Request>();
     request->id = count++;
     request->name = r->id;
@@ -291,9 +328,9 @@ void Validate(const ValidateOptions& options) {
     }
   }
   std::vector<RequestRecord> records;
+  std::vector<int32_t> ranks;
   if (dp_engine) {
     dp_engine->RunUntil(kNever);
-    std::vector<int32_t> ranks;
     records = dp_engine->TakeRecords(&ranks);
     for (const int32_t rank : ranks)
       ++lock_steps.requests_per_rank[static_cast<std::size_t>(rank)];
@@ -307,14 +344,25 @@ void Validate(const ValidateOptions& options) {
                          " requests did not settle in the simulation");
   }
 
+  // In the run's order (records settle in finish order), so row i matches measured row i.
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i)
+    order[static_cast<std::size_t>(records[i].id)] = i;
   Latencies sim;
-  for (const RequestRecord& r : records) {
+  std::vector<int32_t> rank_of;
+  for (const std::size_t i : order) {
+    const RequestRecord& r = records[i];
     if (r.state != RequestState::kFinished) {
       throw InputError(dir.string(), 0, r.name,
                        "request did not finish in the simulation (" +
                            std::string(NameOf(r.reject_reason)) + ")");
     }
-    sim.Add(ToSeconds(r.arrival), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
+    // From the engine's intake, as the run's queued_ts is (RequestRecord::queued).
+    sim.Add(ToSeconds(r.queued), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
+    if (!ranks.empty()) rank_of.push_back(ranks[i]);
+  }
+  if (options.requests_csv) {
+    WriteRequestsCsv(*options.requests_csv, names, arrivals, inputs, outputs, rank_of, sim, real);
   }
   const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
   Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());
@@ -347,6 +395,9 @@ void AddValidateCommand(CLI::App& app) {
                    std::string(engine_settings::kStepOverheadUs.spec.help))
       ->capture_default_str();
   bench->add_flag("--json", options->json, "Machine-readable output; errors as signed fractions");
+  bench->add_option("--requests-csv", options->requests_csv,
+                    "Write one row per request: simulated and measured TTFT, TPOT and E2E in "
+                    "seconds, and the DP rank that served it");
   bench->callback([options]() {
     // Under mpirun, rank 0 replays and reports; every rank learns whether it failed, and
     // one line says why (the agreement of `run` and `sweep`).

@@ -121,6 +121,7 @@ void ReadEngine(const YamlSection& e, InstanceGroupConfig& group) {
   c.max_model_len = kMaxModelLen.Find(e);
   c.enable_prefix_caching = kEnablePrefixCaching.Find(e);
   c.enable_chunked_prefill = kEnableChunkedPrefill.Read(e);
+  c.async_scheduling = kAsyncScheduling.Read(e);
   c.block_size = kBlockSize.Find(e);
   c.long_prefill_token_threshold = kLongPrefillTokenThreshold.Read(e);
   c.kv_cache_dtype = kKvCacheDtype.Read(e);

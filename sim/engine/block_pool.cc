@@ -179,7 +179,7 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
     out.insert(out.end(), static_cast<std::size_t>(n), kAnonymousBlock);
     return true;
   }
-  if (n > num_free_) return false;
+  if (n > num_free()) return false;
   PopFree(
       n,
       [&](int64_t count) {
@@ -194,7 +194,7 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
 }
 
 bool BlockPool::AllocateAnonymous(int64_t n) {
-  if (n > num_free_) return false;
+  if (n > num_free()) return false;
   // A cached block taken anonymously keeps no state.
   PopFree(
       n, [](int64_t) {}, [this](BlockId block) { Release(block); });

@@ -30,6 +30,7 @@
 //   pool.Free(got);                        // back to the tail, hash kept
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,7 +44,12 @@ class BlockPool {
   explicit BlockPool(int64_t num_blocks);
 
   int64_t num_blocks() const { return num_blocks_; }
-  int64_t num_free() const { return num_free_; }
+  // The free blocks an allocation may take: those free less the reserved.
+  int64_t num_free() const { return std::max<int64_t>(0, num_free_ - reserved_); }
+  // Holds back `n` free blocks (at most those free) from allocations until the next call;
+  // 0 lifts it. Usage still counts them free. (Async scheduling: the blocks a step's
+  // finishes freed, which vLLM's next schedule did not have, Instance::HideLastFinishes.)
+  void Reserve(int64_t n) { reserved_ = std::min(n, num_free_); }
   // Fraction of usable blocks held by requests (cached-but-free blocks count as free).
   double Usage() const;
   // Blocks with state: held by a request or carrying a cached prefix.
@@ -143,6 +149,7 @@ class BlockPool {
 
   int64_t num_blocks_ = 0;
   int64_t num_free_ = 0;
+  int64_t reserved_ = 0;            // not saved: set before each schedule
   std::vector<BlockState> state_;   // ids 1..state_.size()
   std::vector<BlockId> spare_ids_;  // ids in that range whose block is anonymous
   BlockId head_ = kNullBlock;       // the cached free blocks, in queue order

@@ -98,6 +98,7 @@ ResolvedEngineConfig ResolveEngineConfig(const ModelCard& card, const EngineConf
   r.prefix_caching_defaulted = !config.enable_prefix_caching.has_value();
   r.prefix_caching = config.enable_prefix_caching.value_or(!card.IsHybrid());
   r.chunked_prefill = config.enable_chunked_prefill;
+  r.async_scheduling = config.async_scheduling;
   if (card.IsHybrid() && r.prefix_caching && !r.chunked_prefill) {
     throw error(kEnableChunkedPrefill.key(),
                 "prefix caching on a hybrid model requires chunked prefill (vLLM's mamba "

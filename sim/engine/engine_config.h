@@ -29,6 +29,7 @@ struct EngineConfig {
   std::optional<int> block_size;
   std::optional<bool> enable_prefix_caching;
   bool enable_chunked_prefill = engine_settings::kEnableChunkedPrefill.Default();
+  bool async_scheduling = engine_settings::kAsyncScheduling.Default();
   // speculative_config (engine/speculative.h): 0 tokens is off.
   int num_speculative_tokens = engine_settings::kNumSpeculativeTokens.Default();
   std::string speculative_method{engine_settings::kSpeculativeMethod.Default()};
@@ -58,6 +59,7 @@ struct ResolvedEngineConfig {
   bool prefix_caching = false;
   bool prefix_caching_defaulted = false;
   bool chunked_prefill = true;
+  bool async_scheduling = true;
   int num_spec = 0;  // speculative.num_tokens
   SpeculativeDecoding speculative;
   int64_t max_model_len = 0;

@@ -9,6 +9,7 @@ const std::vector<SettingDoc>& EngineSectionSettings() {
       DocOf(kMaxModelLen),
       DocOf(kEnablePrefixCaching),
       DocOf(kEnableChunkedPrefill),
+      DocOf(kAsyncScheduling),
       DocOf(kBlockSize),
       DocOf(kLongPrefillTokenThreshold),
       DocOf(kKvCacheDtype),

@@ -55,6 +55,13 @@ inline constexpr Setting<int> kBlockSize{
      "resolved: 16 for attention-only models, aligned to the GDN state page for hybrid ones "
      "(e.g. 784)",
      "Requested KV block size in tokens (hybrids may raise it)"}};
+// vLLM's async scheduling (on by default since 0.14, config/vllm.py): the next step is
+// scheduled while the current one runs, so an arrival or a finish during a step is seen
+// one step later (engine/instance.h).
+inline constexpr Setting<bool> kAsyncScheduling{
+    {"async_scheduling", T::kBool, R::Any(), "", "",
+     "Schedule the next step while the current one runs (vLLM's default)"},
+    true};
 // Speculative decoding (vLLM's speculative_config; engine/speculative.h): a mapping under
 // `engine:` whose keys are the three below. Absent: no speculation.
 inline constexpr SettingSpec kSpeculativeConfig{

@@ -107,6 +107,7 @@ EngineSetup BuildEngineSetup(ModelCard card, Bundle bundle, const EngineConfig& 
   setup.scheduler.max_model_len = setup.engine.max_model_len;
   setup.scheduler.long_prefill_token_threshold = setup.engine.long_prefill_token_threshold;
   setup.scheduler.chunked_prefill = setup.engine.chunked_prefill;
+  setup.scheduler.async_scheduling = setup.engine.async_scheduling;
   setup.scheduler.speculative = setup.engine.speculative;
 
   CollectiveModel collectives;

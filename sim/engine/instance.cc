@@ -118,6 +118,7 @@ void Instance::AdmitArrivalsUpTo(SimTime t) {
     record.id = request->id;
     record.name = request->name;
     record.arrival = arrival;
+    record.queued = t == kNever ? arrival : std::max(arrival, t);
     record.input_tokens = request->prompt_tokens;
     if (free_slots_.empty()) {
       request->slot = static_cast<int64_t>(slots_.size());
@@ -138,6 +139,21 @@ void Instance::AdmitArrivalsUpTo(SimTime t) {
     }
     live_.push_back(std::move(request));
   }
+}
+
+void Instance::PrepareSchedule() {
+  AdmitArrivalsUpTo(Lagged() ? step_start_ : now_);
+}
+
+bool Instance::Unlag() {
+  if (!Lagged()) return false;
+  step_end_ = -1;
+  return true;
+}
+
+void Instance::HideLastFinishes(bool lagged) {
+  kv_.Reserve(lagged ? last_freed_ : 0);
+  scheduler_.Hold(lagged ? last_finished_ : 0);
 }
 
 void Instance::AddChunk(const ScheduledChunk& chunk, BatchShape& shape) {
@@ -169,7 +185,12 @@ std::optional<BatchShape> Instance::BeginLockStep(SimTime at) {
   FLEETSIM_CHECK(at >= now_, "a lock-step starts no earlier than the instance's clock");
   now_ = at;
   if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
-  AdmitArrivalsUpTo(now_);
+  PrepareSchedule();
+  if (!scheduler_.idle()) {
+    if (std::optional<BatchShape> shape = PlanStep()) return shape;
+  }
+  if (!Unlag()) return std::nullopt;
+  PrepareSchedule();
   if (scheduler_.idle()) return std::nullopt;
   return PlanStep();
 }
@@ -189,7 +210,9 @@ SimTime Instance::NextArrival() const {
 
 std::optional<BatchShape> Instance::PlanStep() {
   EndDecodeRun();
+  HideLastFinishes(Lagged());
   const StepPlan& plan = scheduler_.Schedule();
+  HideLastFinishes(false);
   if (plan.empty()) return std::nullopt;
   planned_ = &plan;
   return ShapeOf(plan);
@@ -202,7 +225,10 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
   const SimTime start = now_;
   last_active_ = start;
   const SimTime end = start + duration;
+  last_finished_ = last_freed_ = 0;
   const int64_t generated = SettleChunks(plan, start, end);
+  step_start_ = start;
+  step_end_ = end;
   ++steps_;
   busy_ += duration;
   now_ = end;
@@ -383,7 +409,10 @@ void Instance::FinishLane(std::size_t lane, int64_t step, SimTime end) {
   BringTo(lane, step + 1);
   Request& r = *lanes_[lane].request;
   r.state = RequestState::kFinished;
+  const int64_t free_before = kv_.num_free_blocks();
   kv_.Free(r);
+  ++last_finished_;
+  last_freed_ += kv_.num_free_blocks() - free_before;
   RequestRecord& record = RecordOf(r);
   record.finish = end;
   record.state = RequestState::kFinished;
@@ -414,6 +443,8 @@ int64_t Instance::SettleChunks(const StepPlan& plan, SimTime start, SimTime end)
     if (r->remote_decode) HandOff(*r, end);
     Settle(*r);
   }
+  last_finished_ += std::ssize(finished);
+  last_freed_ += scheduler_.step_freed_blocks();
   if (!finished.empty()) {
     std::erase_if(live_, [](const std::unique_ptr<Request>& r) {
       return r == nullptr || r->state == RequestState::kFinished;
@@ -446,7 +477,11 @@ bool Instance::FastDecode(SimTime until) {
   int64_t step = decode_run_steps_;
   SimTime t = now_;
   bool ordinary_next = false;  // the next step must run the ordinary way
+  bool lagged = Lagged();      // the steps of a run are back to back: lagged after the first
   while (!lanes_.empty() && t < until && t < next_arrival) {
+    // Async scheduling: what the last step finished is hidden from this step's schedule,
+    // as PlanStep hides it.
+    HideLastFinishes(lagged);
     // The run's tail -- running requests after the decodes, a prompt split at block
     // boundaries or admitted beside them -- and arrivals take chunks as Schedule gives
     // them, beside the decodes; they join the decodes once they decode. Arrivals computed
@@ -465,6 +500,8 @@ bool Instance::FastDecode(SimTime until) {
     if (const int64_t quiet_end = std::min(decode_next_work_, lane_sums_.end);
         !tail && !admitting && step < quiet_end) {
       t = QuietSteps(step, quiet_end, t, std::min(until, next_arrival));
+      last_finished_ = last_freed_ = 0;
+      lagged = config_.async_scheduling;
       continue;
     }
     // The free blocks the tail's chunks take at most.
@@ -536,6 +573,10 @@ bool Instance::FastDecode(SimTime until) {
     // The tail's chunks, then arrivals' as the pool and the budget allow (else they wait),
     // as Schedule orders them.
     const StepPlan* plan = tail || admitting ? &scheduler_.PlanRunStep(n) : nullptr;
+    // Planned: what the step finishes is counted afresh for the next one.
+    HideLastFinishes(false);
+    last_finished_ = last_freed_ = 0;
+    lagged = config_.async_scheduling;
     const bool chunks = plan != nullptr && !plan->chunks.empty();
     BatchShape shape;  // a step with other chunks is costed like the ordinary one
     SimTime duration = 0;
@@ -550,6 +591,7 @@ bool Instance::FastDecode(SimTime until) {
     }
     const SimTime start = t;
     last_active_ = t;
+    step_start_ = t;
     t += duration;
     if (named_work && !finishing) {
       // Only the lanes that allocated commit; the others' next work is as it was.
@@ -622,6 +664,7 @@ bool Instance::FastDecode(SimTime until) {
     }
     ++step;
   }
+  HideLastFinishes(false);
   const int64_t steps = step - decode_run_steps_;
   decode_run_steps_ = step;
   // Past the window's end, or at the next arrival, the run goes on in the next call.
@@ -631,6 +674,7 @@ bool Instance::FastDecode(SimTime until) {
   fast_decode_steps_ += steps;
   busy_ += t - now_;
   now_ = t;
+  step_end_ = t;
   return true;
 }
 
@@ -657,6 +701,7 @@ SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop
     const SimTime duration =
         decode_cost_.TotalNs(context_sum, lane_sums_.context_min + step, context_max);
     last_active_ = t;
+    step_start_ = t;
     Tally(t + duration, 0, n);
     if (on_step_) on_step_(RunStepRecord(t, duration, n, context_sum, context_max));
     t += duration;
@@ -669,9 +714,10 @@ void Instance::RunUntil(SimTime until) {
   while (now_ < until) {
     if (!pending_.empty() && pending_.front().first <= now_) last_active_ = now_;
     if (!sending_.empty()) ReleaseSentUpTo(now_);  // only prefill instances send
-    AdmitArrivalsUpTo(now_);
+    PrepareSchedule();
     if (FastDecode(until)) continue;
     if (scheduler_.idle()) {
+      if (Unlag()) continue;
       // Nothing to run: jump to the next arrival or release of sent blocks -- not past
       // `until`, where an arrival handed over later may still come before a release.
       const SimTime next = NextWake();
@@ -682,6 +728,7 @@ void Instance::RunUntil(SimTime until) {
     const int64_t before = steps_;
     RunStep();
     if (steps_ == before) {
+      if (Unlag()) continue;
       // Work exists but nothing could be scheduled (waiting on blocks held by nobody can't
       // happen; waiting for an arrival or for sent blocks to be freed can): move to the
       // next of those or stop.
@@ -701,6 +748,7 @@ void SaveRecord(CheckpointWriter& w, const RequestRecord& record) {
   w.I64(record.id);
   w.Str(record.name);
   w.I64(record.arrival);
+  w.I64(record.queued);
   w.I64(record.first_scheduled);
   w.I64(record.first_token);
   w.I64(record.finish);
@@ -718,6 +766,7 @@ RequestRecord LoadRecord(CheckpointReader& r) {
   record.id = r.I64();
   record.name = r.Str();
   record.arrival = r.I64();
+  record.queued = r.I64();
   record.first_scheduled = r.I64();
   record.first_token = r.I64();
   record.finish = r.I64();
@@ -763,10 +812,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // step, a cache of the skew rate that a fresh cursor rebuilds to the same prices; 2,168:
 // the token tally's interval and target, the caller's like the step observer; 2,200: a
 // decode step's list of due lanes and the other named lanes' next work, scratch that no
-// step leaves for the next.)
-static_assert(sizeof(RequestRecord) == 112,
+// step leaves for the next; 2,272: async scheduling's last step start and end, and the
+// requests that step finished with the blocks they freed; the block pool's reservation
+// is set before every schedule, not state.)
+static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2200,
+static_assert(sizeof(Instance) == 2272,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -777,6 +828,10 @@ void Instance::Save(CheckpointWriter& w) const {
   w.I64(now_);
   w.I64(last_active_);
   w.I64(last_admitted_);
+  w.I64(step_start_);
+  w.I64(step_end_);
+  w.I64(last_finished_);
+  w.I64(last_freed_);
   w.U64(pending_.size());
   for (const auto& [arrival, request] : pending_) {
     w.I64(arrival);
@@ -831,6 +886,10 @@ void Instance::Load(CheckpointReader& r) {
   now_ = r.I64();
   last_active_ = r.I64();
   last_admitted_ = r.I64();
+  step_start_ = r.I64();
+  step_end_ = r.I64();
+  last_finished_ = r.I64();
+  last_freed_ = r.I64();
   const std::size_t groups = kv_.layout().groups.size();
   const uint64_t pending = r.Count(8);
   for (uint64_t i = 0; i < pending; ++i) {

@@ -1,7 +1,16 @@
 // One serving instance in simulated time: requests arrive, and the engine runs steps
 // back to back while it has work -- each step is the batch the scheduler forms, lasting
-// what the step-cost model charges for it. Requests that arrive while a step runs join
-// before the next one is scheduled (vLLM's engine loop). Single-threaded, no MPI.
+// what the step-cost model charges for it. Single-threaded, no MPI.
+//
+// When the scheduler sees a request follows vLLM's engine loop (v1/engine/core.py). Without
+// async scheduling a request that arrives while step K runs is taken in at K's end and
+// joins K+1. With it (vLLM's default, `step_with_batch_queue` with two batches in flight)
+// step K+1 is scheduled when K starts, so what happens during K -- arrivals, and the
+// blocks and sequence slots of requests that finish in K -- is seen by K+2's schedule:
+// such an arrival joins K+2, and a finished request's slot and blocks are still held for
+// K+1's schedule (vLLM's scheduler skips it, having reached max_tokens; here they are
+// freed at K's end but hidden from that schedule). When K+1's schedule finds nothing to
+// run, vLLM schedules again at K's end with everything up to then.
 //
 //   Instance instance(scheduler_config, layout, num_blocks, prefix_caching, cost_model);
 //   instance.Arrive(std::move(request), arrival_time);   // in arrival order
@@ -37,6 +46,9 @@ struct RequestRecord {
   int64_t id = 0;
   std::string name;
   SimTime arrival = 0;
+  // When the engine loop took it in (vLLM's queued_ts): the first step boundary at or
+  // after its arrival, or the arrival when the engine was idle.
+  SimTime queued = kNever;
   SimTime first_scheduled = kNever;
   SimTime first_token = kNever;
   SimTime finish = kNever;
@@ -152,6 +164,20 @@ class Instance {
 
  private:
   void AdmitArrivalsUpTo(SimTime t);
+  // Before a schedule: admits the arrivals it sees -- under async scheduling right after a
+  // step, those up to that step's start; else those up to now.
+  void PrepareSchedule();
+  // Under async scheduling right after a step (`lagged`), hides from the next schedule
+  // the sequence slots and blocks of the requests that step finished: vLLM scheduled it
+  // while they still held them. They are freed (the pool's usage shows it), but held back
+  // from allocation (KvCacheManager::Reserve) and from max_num_seqs (Scheduler::Hold).
+  // `false` lifts that.
+  void HideLastFinishes(bool lagged);
+  // Whether the next schedule is the lagged one of async scheduling (a step just ended).
+  bool Lagged() const { return config_.async_scheduling && step_end_ == now_; }
+  // A lagged schedule found nothing: the next one sees everything (vLLM schedules again at
+  // the step's end). False when it was not lagged.
+  bool Unlag();
   // Frees the blocks of handed-off requests whose KV was sent by `t`.
   void ReleaseSentUpTo(SimTime t);
   // The next arrival or block release (kNever: none).
@@ -204,6 +230,14 @@ class Instance {
   const StepCostModel& cost_;
   SimTime now_ = 0;  // when the engine is next free
   SimTime last_active_ = -1;
+  // The last step's start and end; the end is -1 before any step, and once a lagged
+  // schedule was found empty (Unlag).
+  SimTime step_start_ = 0;
+  SimTime step_end_ = -1;
+  // The requests the last step finished, and the blocks their frees returned to the pool
+  // (HideLastFinishes).
+  int64_t last_finished_ = 0;
+  int64_t last_freed_ = 0;
   SimTime last_admitted_ = 0;  // the arrival time of the last request admitted
   std::deque<std::pair<SimTime, std::unique_ptr<Request>>> pending_;
   std::vector<std::unique_ptr<Request>> live_;  // queued or running, in arrival order

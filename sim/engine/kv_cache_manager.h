@@ -94,6 +94,8 @@ class KvCacheManager {
   void Preempt(Request& request);
 
   int64_t num_free_blocks() const { return pool_.num_free(); }
+  // Holds back `n` free blocks from allocations (BlockPool::Reserve); 0 lifts it.
+  void Reserve(int64_t n) { pool_.Reserve(n); }
   int64_t num_usable_blocks() const { return pool_.num_blocks() - 1; }
   double Usage() const { return pool_.Usage(); }
   const KvCacheLayout& layout() const { return layout_; }

@@ -140,8 +140,7 @@ const StepPlan& Scheduler::ScheduleFrom(std::size_t first) {
   }
 
   if (plan.preempted.empty()) {
-    while (!waiting_.empty() && budget > 0 &&
-           static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    while (!waiting_.empty() && budget > 0 && std::ssize(running_) + held_ < config_.max_num_seqs) {
       if (!AdmitFront(budget)) break;
     }
   }
@@ -190,8 +189,8 @@ int64_t Scheduler::TailBlocks(int64_t decodes) const {
 }
 
 bool Scheduler::RunCanAdmit() const {
-  const std::size_t room =
-      static_cast<std::size_t>(std::max<int64_t>(0, config_.max_num_seqs - std::ssize(running_)));
+  const std::size_t room = static_cast<std::size_t>(
+      std::max<int64_t>(0, config_.max_num_seqs - std::ssize(running_) - held_));
   for (std::size_t i = 0; i < waiting_.size() && i < room; ++i) {
     if (waiting_[i]->remote_prefilled || waiting_[i]->remote_decode) return false;
   }
@@ -209,6 +208,7 @@ const std::vector<Request*>& Scheduler::Complete(const StepPlan& plan) {
   finished.clear();
   step_drafts_ = 0;
   step_accepted_ = 0;
+  step_freed_blocks_ = 0;
   for (const ScheduledChunk& chunk : plan.chunks) {
     if (Advance(chunk)) finished.push_back(chunk.request);
   }
@@ -234,7 +234,11 @@ bool Scheduler::Advance(const ScheduledChunk& chunk) {
   request->state = RequestState::kFinished;
   // A prefill instance's request keeps its blocks until its KV is sent: the instance
   // frees them (Instance::ReleaseSentUpTo), as vLLM's delay_free_blocks does.
-  if (!request->remote_decode) kv_cache_.Free(*request);
+  if (!request->remote_decode) {
+    const int64_t free_before = kv_cache_.num_free_blocks();
+    kv_cache_.Free(*request);
+    step_freed_blocks_ += kv_cache_.num_free_blocks() - free_before;
+  }
   return true;
 }
 

@@ -41,6 +41,10 @@ struct SchedulerConfig {
   int64_t long_prefill_token_threshold = 0;  // 0: off
   bool chunked_prefill = true;
   SpeculativeDecoding speculative;  // off by default
+  // vLLM's async scheduling: the engine hides a step's finishes from the next schedule
+  // (Instance::HideLastFinishes). Off here, the bare scheduler's semantics; the engine
+  // setting's default is on.
+  bool async_scheduling = false;
 };
 
 struct ScheduledChunk {
@@ -117,6 +121,11 @@ class Scheduler {
   // Drops from the running list the requests a caller finished and freed in its place
   // (Instance's decode runs, which settle a step's finishes as Complete would).
   void DropFinished();
+  // Finished requests the next schedule counts against max_num_seqs, as vLLM's running
+  // list still held them when it scheduled (async scheduling); 0 lifts it.
+  void Hold(int64_t finished) { held_ = finished; }
+  // The blocks the requests Complete last finished returned to the pool.
+  int64_t step_freed_blocks() const { return step_freed_blocks_; }
   const std::deque<Request*>& waiting() const { return waiting_; }
   bool idle() const { return running_.empty() && waiting_.empty(); }
 
@@ -155,6 +164,8 @@ class Scheduler {
   const PrefixHit no_hit_;
   int64_t step_drafts_ = 0;
   int64_t step_accepted_ = 0;
+  int64_t held_ = 0;
+  int64_t step_freed_blocks_ = 0;
 };
 
 }  // namespace fleetsim

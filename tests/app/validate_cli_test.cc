@@ -1,9 +1,16 @@
 // `fleetsim validate vllm-bench` on the real vLLM runs in ../shared/data, with their
 // matching measured bundles: the fidelity targets of the engine issue, as a user runs it.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <iterator>
+#include <sstream>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -22,7 +29,24 @@ struct Case {
   const char* extra;
 };
 
-void CheckTargets(const Case& c) {
+// Issue 17's target for a cell: at or below LLMServingSim's published error on the same run
+// (its bench/examples/<GPU>/<model>/validation/summary.txt), or within 1.5 % where that is
+// below 1.5 %.
+struct Published {
+  const char* metric;
+  const char* stat;
+  double llmservingsim;
+};
+
+void ExpectAtOrBelowLlmServingSim(const YAML::Node& doc, std::initializer_list<Published> cells) {
+  for (const Published& cell : cells) {
+    EXPECT_LE(std::abs(doc[cell.metric][cell.stat]["error"].as<double>()),
+              std::max(std::abs(cell.llmservingsim), 0.015))
+        << cell.metric << " " << cell.stat;
+  }
+}
+
+void CheckTargets(const Case& c, std::initializer_list<Published> met) {
   const auto data = testing::SharedDataDir();
   const std::string args = std::string("validate vllm-bench ") +
                            (data / "traces/llmservingsim_vllm_bench" / c.run).string() +
@@ -42,23 +66,38 @@ void CheckTargets(const Case& c) {
     EXPECT_LE(std::abs(doc["ttft"][stat]["error"].as<double>()), 0.15) << "ttft " << stat;
   }
   EXPECT_GT(doc["series"]["points"].as<int>(), 0);
+  ExpectAtOrBelowLlmServingSim(doc, met);
 }
 
 TEST(ValidateCli, Rtx4090Llama8BMeetsTheTargets) {
   FLEETSIM_REQUIRE_SHARED_DATA();
-  CheckTargets({"RTX4090/Llama-3.1-8B", "RTX4090/meta-llama/Llama-3.1-8B/bf16", ""});
+  // Issue 17's cells this run meets; mean TTFT (+1.57 %) and median E2E (+4.2 %: the
+  // median falls in a 2.8 s gap of the run's E2E distribution, docs/VALIDATION.md) do not.
+  CheckTargets({"RTX4090/Llama-3.1-8B", "RTX4090/meta-llama/Llama-3.1-8B/bf16", ""},
+               {{"ttft", "median", 0.008},
+                {"tpot", "mean", 0.002},
+                {"tpot", "median", 0.002},
+                {"e2e", "mean", 0.005}});
 }
 
 TEST(ValidateCli, RtxPro6000Llama8BMeetsTheTargets) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   // Its meta.json has no KV capacity: 0.9 of the GPU's memory minus the weights.
+  // Every cell of issue 17's target.
   CheckTargets({"RTXPRO6000/Llama-3.1-8B", "RTXPRO6000/meta-llama/Llama-3.1-8B/bf16",
-                "--hardware RTX-PRO-6000"});
+                "--hardware RTX-PRO-6000"},
+               {{"ttft", "mean", -0.040},
+                {"ttft", "median", -0.086},
+                {"tpot", "mean", -0.010},
+                {"tpot", "median", -0.000},
+                {"e2e", "mean", -0.018},
+                {"e2e", "median", -0.012}});
 }
 
-// The DP 2 expert-parallel run misses issue 17's targets (LLMServingSim's -13.6 / -21.8,
-// -1.7 / -1.6, -2.2 / -2.0 %): these are REGRESSION BOUNDS, the errors measured on
-// 2026-12-03 (docs/VALIDATION.md) within 1.5 points, not targets.
+// The DP 2 expert-parallel run misses issue 17's targets but for median TTFT
+// (LLMServingSim's -13.6 / -21.8, -1.7 / -1.6, -2.2 / -2.0 %): these are REGRESSION
+// BOUNDS, the errors measured on 2026-12-04 (docs/VALIDATION.md) within 1.5 points, not
+// targets.
 TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
@@ -76,19 +115,20 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
     const char* metric;
     const char* stat;
     double measured;
-  } bounds[] = {{"ttft", "mean", -0.450},   {"ttft", "median", -0.308}, {"tpot", "mean", -0.065},
-                {"tpot", "median", -0.075}, {"e2e", "mean", -0.078},    {"e2e", "median", -0.074}};
+  } bounds[] = {{"ttft", "mean", -0.430},   {"ttft", "median", -0.178}, {"tpot", "mean", -0.066},
+                {"tpot", "median", -0.075}, {"e2e", "mean", -0.078},    {"e2e", "median", -0.078}};
   for (const auto& b : bounds) {
     EXPECT_NEAR(doc[b.metric][b.stat]["error"].as<double>(), b.measured, 0.015)
         << b.metric << " " << b.stat;
   }
+  ExpectAtOrBelowLlmServingSim(doc, {{"ttft", "median", -0.218}});
   // The per-second series sums both ranks, as the run's does.
   EXPECT_LT(doc["series"]["running_mae"].as<double>(),
             0.15 * doc["series"]["running_measured_mean"].as<double>());
 }
 
 // The same run on fleetsim's analytic bundle (analytic-12): issue 17's 8 % / 15 % targets
-// missed, so REGRESSION BOUNDS again (docs/VALIDATION.md, within 1.5 points).
+// missed, so REGRESSION BOUNDS again, measured 2026-12-04 (docs/VALIDATION.md, within 1.5 points).
 TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
@@ -111,8 +151,8 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
     const char* metric;
     const char* stat;
     double measured;
-  } bounds[] = {{"ttft", "mean", -0.581},   {"ttft", "median", -0.356}, {"tpot", "mean", -0.118},
-                {"tpot", "median", -0.128}, {"e2e", "mean", -0.133},    {"e2e", "median", -0.130}};
+  } bounds[] = {{"ttft", "mean", -0.573},   {"ttft", "median", -0.243}, {"tpot", "mean", -0.121},
+                {"tpot", "median", -0.131}, {"e2e", "mean", -0.136},    {"e2e", "median", -0.133}};
   for (const auto& b : bounds) {
     EXPECT_NEAR(doc[b.metric][b.stat]["error"].as<double>(), b.measured, 0.015)
         << b.metric << " " << b.stat;
@@ -194,6 +234,107 @@ TEST(ValidateCli, AQueuedTsPastTheLargestSimulatedTimeIsALocatedError) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("requests.jsonl:2: queued_ts: is 1e+18 s"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("must be at most 1e9 s"), std::string::npos) << r.err;
+}
+
+// --requests-csv writes one row per request, in the run's order, whose columns give the
+// summary's figures; an unwritable path is refused naming the option.
+TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const std::string args =
+      "validate vllm-bench " +
+      (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B").string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b --hardware RTX-PRO-6000 --json";
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() / ("fleetsim-requests-" + std::to_string(::getpid()));
+  const auto r = RunFleetsim(args + " --requests-csv " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node doc = YAML::Load(r.out);
+  std::ifstream in(csv);
+  std::string header, line;
+  ASSERT_TRUE(std::getline(in, header));
+  EXPECT_EQ(header,
+            "request,arrival_s,input_tokens,output_tokens,dp_rank,ttft_sim_s,ttft_measured_s,"
+            "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s");
+  int rows = 0;
+  double ttft_sim = 0, e2e_measured = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');)
+      cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 11u) << line;
+    EXPECT_EQ(cells[0], "bench-" + std::to_string(rows));  // the run's order
+    ttft_sim += std::stod(cells[5]);
+    e2e_measured += std::stod(cells[10]);
+    ++rows;
+  }
+  std::filesystem::remove(csv);
+  EXPECT_EQ(rows, 300);
+  EXPECT_NEAR(ttft_sim / rows, doc["ttft"]["mean"]["simulated_s"].as<double>(), 1e-5);
+  EXPECT_NEAR(e2e_measured / rows, doc["e2e"]["mean"]["measured_s"].as<double>(), 1e-5);
+
+  const auto bad = RunFleetsim(args + " --requests-csv /nonexistent-dir/requests.csv");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--requests-csv"), std::string::npos) << bad.err;
+}
+
+// The mean simulated TTFT of a --requests-csv file's first `n` requests.
+double MeanSimulatedTtftOfFirst(const std::filesystem::path& csv, int n) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // the header
+  double sum = 0;
+  int rows = 0;
+  for (; rows < n && std::getline(in, line); ++rows) {
+    std::stringstream fields(line);
+    std::string cell;
+    for (int column = 0; column <= 5; ++column)
+      std::getline(fields, cell, ',');
+    sum += std::stod(cell);  // ttft_sim_s
+  }
+  return rows == 0 ? 0 : sum / rows;
+}
+
+// A run's async_scheduling (engine_kwargs, else resolved_config.scheduler_config, else
+// vLLM's default, on) is what the replay schedules with. The RTX PRO 6000 run's first 40
+// requests arrive before it saturates (docs/VALIDATION.md): each waits about a step less
+// with the run marked off, joining the step after its intake instead of the one after.
+TEST(ValidateCli, TheRunsAsyncSchedulingIsReplayed) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const std::filesystem::path real =
+      data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B";
+  const std::filesystem::path run =
+      std::filesystem::temp_directory_path() / ("fleetsim-async-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run);
+  for (const char* file : {"requests.jsonl", "timeseries.csv"})
+    std::filesystem::copy_file(real / file, run / file);
+  std::ifstream in(real / "meta.json");
+  std::string meta((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t at = meta.find("\"max_num_seqs\"");
+  ASSERT_NE(at, std::string::npos);
+  meta.insert(at, "\"async_scheduling\": false, ");
+  std::ofstream(run / "meta.json") << meta;
+  const std::string rest =
+      " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b --hardware RTX-PRO-6000 --requests-csv ";
+  const auto sync =
+      RunFleetsim("validate vllm-bench " + run.string() + rest + (run / "sync.csv").string());
+  const auto async =
+      RunFleetsim("validate vllm-bench " + real.string() + rest + (run / "async.csv").string());
+  ASSERT_EQ(sync.exit_code, 0) << sync.err;
+  ASSERT_EQ(async.exit_code, 0) << async.err;
+  const double sync_ttft = MeanSimulatedTtftOfFirst(run / "sync.csv", 40);
+  const double async_ttft = MeanSimulatedTtftOfFirst(run / "async.csv", 40);
+  std::filesystem::remove_all(run);
+  // A decode step of this run is about 30 ms (its TPOT); a step sooner saves at least 10.
+  std::printf("first 40 requests, mean TTFT: %.4f s sync, %.4f s async\n", sync_ttft, async_ttft);
+  EXPECT_GT(async_ttft - sync_ttft, 0.010) << sync_ttft << " against " << async_ttft;
+  EXPECT_LT(async_ttft - sync_ttft, 0.060) << sync_ttft << " against " << async_ttft;
 }
 
 }  // namespace

@@ -127,6 +127,7 @@ void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
     const RequestRecord& a = slow.records[i];
     const RequestRecord& b = fast.records[i];
     SCOPED_TRACE(a.name);
+    EXPECT_EQ(a.queued, b.queued);
     EXPECT_EQ(a.first_scheduled, b.first_scheduled);
     EXPECT_EQ(a.first_token, b.first_token);
     EXPECT_EQ(a.finish, b.finish);
@@ -154,9 +155,10 @@ void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
 }
 
 EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, bool prefix_caching,
-                      int64_t blocks) {
+                      int64_t blocks, bool async_scheduling = true) {
   EngineConfig config;
   config.enable_prefix_caching = prefix_caching;
+  config.async_scheduling = async_scheduling;
   config.max_num_batched_tokens = 8192;
   config.max_model_len = 32768;
   KvBudget budget;
@@ -167,45 +169,47 @@ EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, b
 TEST(Instance, FastDecodeEqualsSteppingOneByOneDense) {
   testing::SyntheticBundle bundle;
   testing::WriteDenseBundle(bundle);
-  for (bool prefix : {false, true}) {
-    // A tight pool (preemptions) and a roomy one.
-    for (int64_t blocks : {80, 5000}) {
-      const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), prefix, blocks);
-      for (uint32_t seed : {1u, 2u, 3u}) {
-        SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
-                     " seed " + std::to_string(seed));
-        const Outcome slow = Simulate(setup, seed, false);
-        const Outcome fast = Simulate(setup, seed, true);
-        EXPECT_EQ(slow.fast_steps, 0);
-        EXPECT_GT(fast.fast_steps, 0);
-        if (blocks == 80) {
-          EXPECT_GT(Preemptions(slow), 0);  // the tight pool really is tight
+  for (bool async : {true, false})
+    for (bool prefix : {false, true}) {
+      // A tight pool (preemptions) and a roomy one.
+      for (int64_t blocks : {80, 5000}) {
+        const EngineSetup setup = MakeSetup("llama-3.1-8b", bundle.dir(), prefix, blocks, async);
+        for (uint32_t seed : {1u, 2u, 3u}) {
+          SCOPED_TRACE("async " + std::to_string(async) + " prefix " + std::to_string(prefix) +
+                       " blocks " + std::to_string(blocks) + " seed " + std::to_string(seed));
+          const Outcome slow = Simulate(setup, seed, false);
+          const Outcome fast = Simulate(setup, seed, true);
+          EXPECT_EQ(slow.fast_steps, 0);
+          EXPECT_GT(fast.fast_steps, 0);
+          if (blocks == 80) {
+            EXPECT_GT(Preemptions(slow), 0);  // the tight pool really is tight
+          }
+          ExpectIdentical(slow, fast);
         }
-        ExpectIdentical(slow, fast);
       }
     }
-  }
 }
 
 TEST(Instance, FastDecodeEqualsSteppingOneByOneHybrid) {
   testing::SyntheticBundle bundle;
   testing::WriteHybridBundle(bundle, {1});
-  for (bool prefix : {false, true}) {
-    for (int64_t blocks : {40, 2000}) {
-      const EngineSetup setup = MakeSetup("qwen3.8-27b", bundle.dir(), prefix, blocks);
-      for (uint32_t seed : {4u, 5u}) {
-        SCOPED_TRACE("prefix " + std::to_string(prefix) + " blocks " + std::to_string(blocks) +
-                     " seed " + std::to_string(seed));
-        const Outcome slow = Simulate(setup, seed, false);
-        const Outcome fast = Simulate(setup, seed, true);
-        EXPECT_GT(fast.fast_steps, 0);
-        if (blocks == 40) {
-          EXPECT_GT(Preemptions(slow), 0);
+  for (bool async : {true, false})
+    for (bool prefix : {false, true}) {
+      for (int64_t blocks : {40, 2000}) {
+        const EngineSetup setup = MakeSetup("qwen3.8-27b", bundle.dir(), prefix, blocks, async);
+        for (uint32_t seed : {4u, 5u}) {
+          SCOPED_TRACE("async " + std::to_string(async) + " prefix " + std::to_string(prefix) +
+                       " blocks " + std::to_string(blocks) + " seed " + std::to_string(seed));
+          const Outcome slow = Simulate(setup, seed, false);
+          const Outcome fast = Simulate(setup, seed, true);
+          EXPECT_GT(fast.fast_steps, 0);
+          if (blocks == 40) {
+            EXPECT_GT(Preemptions(slow), 0);
+          }
+          ExpectIdentical(slow, fast);
         }
-        ExpectIdentical(slow, fast);
       }
     }
-  }
 }
 
 // Layouts with small blocks, so that decodes cross block boundaries often: dense at block
@@ -251,43 +255,46 @@ TEST(Instance, FastDecodeAcrossBlockBoundariesEqualsSteppingOneByOne) {
       {"hybrid align spec 1", &hybrid, SmallLayout(true, 8, MambaCacheMode::kAlign, 1), 170},
       {"hybrid none block 8", &hybrid, SmallLayout(true, 8, MambaCacheMode::kNone, 0), 140},
   };
-  for (const Case& c : cases) {
-    for (bool prefix : {false, true}) {
-      for (int64_t blocks : {c.tight_blocks, 10 * c.tight_blocks}) {
-        int preemptions = 0;
-        for (SimTime window : {SimTime{0}, SimTime{3'000'000}}) {
-          const auto make = [&] {
-            return std::make_unique<Instance>(c.setup->scheduler, c.layout, blocks, prefix,
-                                              *c.setup->cost);
-          };
-          for (uint32_t seed : {11u, 12u}) {
-            SCOPED_TRACE(std::string(c.name) + " prefix " + std::to_string(prefix) + " blocks " +
-                         std::to_string(blocks) + " window " + std::to_string(window) + " seed " +
-                         std::to_string(seed));
-            Traffic traffic{40, 300, window};
-            const Outcome slow = Simulate(make, c.layout.block_size, seed, false, traffic);
-            const Outcome fast = Simulate(make, c.layout.block_size, seed, true, traffic);
-            EXPECT_EQ(slow.fast_steps, 0);
-            EXPECT_GT(fast.fast_pool_steps, 0);  // stretches crossed boundaries
-            preemptions += Preemptions(slow);
-            ExpectIdentical(slow, fast);
-            if (prefix) {
-              traffic.index_every_block = true;
-              ExpectIdentical(Simulate(make, c.layout.block_size, seed, false, traffic), fast);
-              ExpectIdentical(Simulate(make, c.layout.block_size, seed, true, traffic), fast);
+  for (bool async : {true, false})
+    for (const Case& c : cases) {
+      SchedulerConfig scheduler = c.setup->scheduler;
+      scheduler.async_scheduling = async;
+      for (bool prefix : {false, true}) {
+        for (int64_t blocks : {c.tight_blocks, 10 * c.tight_blocks}) {
+          int preemptions = 0;
+          for (SimTime window : {SimTime{0}, SimTime{3'000'000}}) {
+            const auto make = [&] {
+              return std::make_unique<Instance>(scheduler, c.layout, blocks, prefix,
+                                                *c.setup->cost);
+            };
+            for (uint32_t seed : {11u, 12u}) {
+              SCOPED_TRACE(std::string(c.name) + " async " + std::to_string(async) + " prefix " +
+                           std::to_string(prefix) + " blocks " + std::to_string(blocks) +
+                           " window " + std::to_string(window) + " seed " + std::to_string(seed));
+              Traffic traffic{40, 300, window};
+              const Outcome slow = Simulate(make, c.layout.block_size, seed, false, traffic);
+              const Outcome fast = Simulate(make, c.layout.block_size, seed, true, traffic);
+              EXPECT_EQ(slow.fast_steps, 0);
+              EXPECT_GT(fast.fast_pool_steps, 0);  // stretches crossed boundaries
+              preemptions += Preemptions(slow);
+              ExpectIdentical(slow, fast);
+              if (prefix) {
+                traffic.index_every_block = true;
+                ExpectIdentical(Simulate(make, c.layout.block_size, seed, false, traffic), fast);
+                ExpectIdentical(Simulate(make, c.layout.block_size, seed, true, traffic), fast);
+              }
+              traffic.arrive_ahead = true;
+              ExpectIdentical(Simulate(make, c.layout.block_size, seed, false, traffic),
+                              Simulate(make, c.layout.block_size, seed, true, traffic));
+              if (::testing::Test::HasFailure()) return;
             }
-            traffic.arrive_ahead = true;
-            ExpectIdentical(Simulate(make, c.layout.block_size, seed, false, traffic),
-                            Simulate(make, c.layout.block_size, seed, true, traffic));
-            if (::testing::Test::HasFailure()) return;
           }
-        }
-        if (blocks == c.tight_blocks) {
-          EXPECT_GT(preemptions, 0) << c.name << " prefix " << prefix;  // really tight
+          if (blocks == c.tight_blocks) {
+            EXPECT_GT(preemptions, 0) << c.name << " prefix " << prefix;  // really tight
+          }
         }
       }
     }
-  }
 }
 
 TEST(Instance, EveryArrivalEndsOnceAndPreemptionsHappenOnATightPool) {
