@@ -37,6 +37,13 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
     // A singleton has no peer at all, yet Open MPI also forks a supporting daemon (orted).
     setenv("OMPI_MCA_pml", "ob1", 0);
     setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    // Isolated singletons share one session directory (jf.0/1 under the temp dir), which
+    // the first to finish removes; the shared-file-pointer "sm" component that every
+    // MPI_File_open sets up keeps its file there, so a second fleetsim writing its HDF5
+    // file at that moment failed to open it (seen once in the suite, two runs at once;
+    // open-mpi/ompi#10971, #9656 gives this workaround). Nothing here uses shared file
+    // pointers.
+    setenv("OMPI_MCA_sharedfp", "^sm", 0);
   } else if (MpirunPutEveryRankHere()) {
     setenv("OMPI_MCA_pml", "ob1", 0);
   }
