@@ -467,7 +467,9 @@ void Instance::AddLane(Request& r, int64_t step) {
 bool Instance::FastDecode(SimTime until) {
   if (!fast_decode_) return false;
   const SimTime next_arrival = pending_.empty() ? kNever : pending_.front().first;
-  if (now_ >= until || now_ >= next_arrival) return false;
+  // An arrival the next schedule would see ends the run (RunUntil admits it first); under
+  // async scheduling one that came during the last step does not.
+  if (now_ >= until || (Lagged() ? step_start_ : now_) >= next_arrival) return false;
   if (!decode_run_) {
     if (!scheduler_.RunCanAdmit() || !StartDecodeRun()) return false;
   }
@@ -478,7 +480,8 @@ bool Instance::FastDecode(SimTime until) {
   SimTime t = now_;
   bool ordinary_next = false;  // the next step must run the ordinary way
   bool lagged = Lagged();      // the steps of a run are back to back: lagged after the first
-  while (!lanes_.empty() && t < until && t < next_arrival) {
+  SimTime horizon = Lagged() ? step_start_ : now_;  // the arrivals the next schedule sees
+  while (!lanes_.empty() && t < until && horizon < next_arrival) {
     // Async scheduling: what the last step finished is hidden from this step's schedule,
     // as PlanStep hides it.
     HideLastFinishes(lagged);
@@ -499,7 +502,8 @@ bool Instance::FastDecode(SimTime until) {
     // loop, each as the general step below would.
     if (const int64_t quiet_end = std::min(decode_next_work_, lane_sums_.end);
         !tail && !admitting && step < quiet_end) {
-      t = QuietSteps(step, quiet_end, t, std::min(until, next_arrival));
+      t = QuietSteps(step, quiet_end, t, until, next_arrival);
+      horizon = AdmissionHorizon(step_start_, t);
       last_finished_ = last_freed_ = 0;
       lagged = config_.async_scheduling;
       continue;
@@ -663,6 +667,7 @@ bool Instance::FastDecode(SimTime until) {
       on_step_(record);
     }
     ++step;
+    horizon = AdmissionHorizon(start, t);
   }
   HideLastFinishes(false);
   const int64_t steps = step - decode_run_steps_;
@@ -693,7 +698,8 @@ StepRecord Instance::RunStepRecord(SimTime start, SimTime duration, int64_t deco
   return record;
 }
 
-SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop) {
+SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime until,
+                             SimTime arrival) {
   const auto n = static_cast<int64_t>(lanes_.size());
   do {
     const int64_t context_sum = lane_sums_.context_sum + step * n;
@@ -706,7 +712,7 @@ SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop
     if (on_step_) on_step_(RunStepRecord(t, duration, n, context_sum, context_max));
     t += duration;
     ++step;
-  } while (step < end && t < stop);
+  } while (step < end && t < until && AdmissionHorizon(step_start_, t) < arrival);
   return t;
 }
 

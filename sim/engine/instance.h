@@ -206,10 +206,16 @@ class Instance {
   // it ends (EndDecodeRun), so a window that only advances decodes reads the run's lanes,
   // not every request.
   bool FastDecode(SimTime until);
-  // A run's steps from `step` (advanced) up to `end` or the first that would start at or
-  // after `stop`, which change nothing but the clock: no pool work, finish, tail or
-  // waiting request. Returns the time after the last; it runs at least one.
-  SimTime QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime stop);
+  // A run's steps from `step` (advanced) up to `end`, the first that would start at or after
+  // `until`, or the first whose schedule would see `arrival` (AdmissionHorizon), which
+  // change nothing but the clock: no pool work, finish, tail or waiting request. Returns
+  // the time after the last; it runs at least one.
+  SimTime QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime until, SimTime arrival);
+  // The latest arrival the schedule of a step starting at `t` after a step that started
+  // at `last_start` sees: `last_start` under async scheduling, else `t`.
+  SimTime AdmissionHorizon(SimTime last_start, SimTime t) const {
+    return config_.async_scheduling ? last_start : t;
+  }
   // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
   StepRecord RunStepRecord(SimTime start, SimTime duration, int64_t decodes, int64_t context_sum,
                            int64_t context_max) const;
