@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <sstream>
@@ -159,24 +160,35 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
   }
 }
 
-TEST(ValidateCli, DataParallelWithoutExpertParallelismIsRefusedAtItsSetting) {
-  FLEETSIM_REQUIRE_SHARED_DATA();
-  const auto data = testing::SharedDataDir();
-  const std::filesystem::path real =
-      data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507";
+// A copy of a real run's directory in a temp folder, its meta.json edited by `edit` (which
+// says whether it found what it edits), for a test that changes one setting.
+std::filesystem::path CopyRunWithMeta(const std::filesystem::path& real, const std::string& tag,
+                                      const std::function<bool(std::string&)>& edit) {
   const std::filesystem::path run = std::filesystem::temp_directory_path() /
-                                    ("fleetsim-validate-dp-" + std::to_string(::getpid()));
+                                    ("fleetsim-" + tag + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(run);
   std::filesystem::create_directories(run);
   for (const char* file : {"requests.jsonl", "timeseries.csv"})
     std::filesystem::copy_file(real / file, run / file);
   std::ifstream in(real / "meta.json");
   std::string meta((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t at = meta.find("\"enable_expert_parallel\": true");
-  ASSERT_NE(at, std::string::npos);
-  meta.replace(at, std::string("\"enable_expert_parallel\": true").size(),
-               "\"enable_expert_parallel\": false");
+  EXPECT_TRUE(edit(meta)) << "the edit found nothing to change in " << real / "meta.json";
   std::ofstream(run / "meta.json") << meta;
+  return run;
+}
+
+TEST(ValidateCli, DataParallelWithoutExpertParallelismIsRefusedAtItsSetting) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const std::filesystem::path real =
+      data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507";
+  const std::filesystem::path run = CopyRunWithMeta(real, "validate-dp", [](std::string& meta) {
+    const std::string on = "\"enable_expert_parallel\": true";
+    const std::size_t at = meta.find(on);
+    if (at == std::string::npos) return false;
+    meta.replace(at, on.size(), "\"enable_expert_parallel\": false");
+    return true;
+  });
   const std::string bundle =
       (data / "profiles/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16")
           .string();
@@ -306,18 +318,12 @@ TEST(ValidateCli, TheRunsAsyncSchedulingIsReplayed) {
   const auto data = testing::SharedDataDir();
   const std::filesystem::path real =
       data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B";
-  const std::filesystem::path run =
-      std::filesystem::temp_directory_path() / ("fleetsim-async-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(run);
-  std::filesystem::create_directories(run);
-  for (const char* file : {"requests.jsonl", "timeseries.csv"})
-    std::filesystem::copy_file(real / file, run / file);
-  std::ifstream in(real / "meta.json");
-  std::string meta((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t at = meta.find("\"max_num_seqs\"");
-  ASSERT_NE(at, std::string::npos);
-  meta.insert(at, "\"async_scheduling\": false, ");
-  std::ofstream(run / "meta.json") << meta;
+  const std::filesystem::path run = CopyRunWithMeta(real, "async", [](std::string& meta) {
+    const std::size_t at = meta.find("\"max_num_seqs\"");
+    if (at == std::string::npos) return false;
+    meta.insert(at, "\"async_scheduling\": false, ");
+    return true;
+  });
   const std::string rest =
       " --bundle " +
       (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +

@@ -15,8 +15,6 @@
 namespace fleetsim {
 namespace {
 
-using testing::Card;
-using testing::SettingErrorFor;
 
 EngineSetup MakeEngine(const std::string& bundle_dir, bool async, int max_num_seqs) {
   EngineConfig config;
@@ -24,10 +22,7 @@ EngineSetup MakeEngine(const std::string& bundle_dir, bool async, int max_num_se
   config.max_num_seqs = max_num_seqs;
   config.max_num_batched_tokens = 8192;
   config.max_model_len = 32768;
-  KvBudget budget;
-  budget.num_blocks = 5000;
-  return BuildEngineSetup(Card("llama-3.1-8b"), LoadBundle(bundle_dir), config, budget, 0,
-                          SettingErrorFor);
+  return testing::EngineWithBlocks("llama-3.1-8b", bundle_dir, config, 5000);
 }
 
 struct Outcome {

@@ -24,8 +24,6 @@
 namespace fleetsim {
 namespace {
 
-using testing::Card;
-using testing::SettingErrorFor;
 
 // `num_spec` > 0: MTP speculation with that many drafts, at rates that reject some.
 EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, bool prefix_caching,
@@ -39,9 +37,7 @@ EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, b
     const std::vector<double> rates = {0.8, 0.55, 0.3};
     config.speculative_acceptance = std::vector<double>(rates.begin(), rates.begin() + num_spec);
   }
-  KvBudget budget;
-  budget.num_blocks = blocks;
-  return BuildEngineSetup(Card(model), LoadBundle(bundle_dir), config, budget, 0, SettingErrorFor);
+  return testing::EngineWithBlocks(model, bundle_dir, config, blocks);
 }
 
 struct Arrival {

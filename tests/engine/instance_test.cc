@@ -16,8 +16,6 @@
 namespace fleetsim {
 namespace {
 
-using testing::Card;
-using testing::SettingErrorFor;
 
 struct Outcome {
   std::vector<RequestRecord> records;
@@ -161,9 +159,7 @@ EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, b
   config.async_scheduling = async_scheduling;
   config.max_num_batched_tokens = 8192;
   config.max_model_len = 32768;
-  KvBudget budget;
-  budget.num_blocks = blocks;
-  return BuildEngineSetup(Card(model), LoadBundle(bundle_dir), config, budget, 0, SettingErrorFor);
+  return testing::EngineWithBlocks(model, bundle_dir, config, blocks);
 }
 
 TEST(Instance, FastDecodeEqualsSteppingOneByOneDense) {
