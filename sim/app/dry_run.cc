@@ -136,9 +136,11 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
         WithCommas(setup.layout.max_model_len).c_str(), per, WithCommas(per_request).c_str(),
         setup.engine.max_num_seqs);
     std::fprintf(out,
-                 "  engine            prefix caching %s, chunked prefill %s, token budget %d\n",
+                 "  engine            prefix caching %s, chunked prefill %s, async scheduling %s, "
+                 "token budget %d\n",
                  setup.engine.prefix_caching ? "on" : "off",
-                 setup.engine.chunked_prefill ? "on" : "off", setup.engine.max_num_batched_tokens);
+                 setup.engine.chunked_prefill ? "on" : "off",
+                 setup.engine.async_scheduling ? "on" : "off", setup.engine.max_num_batched_tokens);
   }
   const WindowClock clock(DelaysOf(cluster).gateway_to_instance, cluster.gateways.staleness_s);
   std::fprintf(out, "\nrouting     %d gateway(s), %s%s, load view refreshed every %s\n",

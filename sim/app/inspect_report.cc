@@ -92,6 +92,7 @@ void PrintEngine(const InspectReport& r, std::ostream& out) {
   Line(out, "prefix caching",
        OnOff(e.prefix_caching) + (e.prefix_caching_defaulted ? " (model default)" : ""));
   Line(out, "chunked prefill", OnOff(e.chunked_prefill));
+  Line(out, "async scheduling", OnOff(e.async_scheduling));
   Line(out, "max_model_len", WithCommas(e.max_model_len));
   std::string budget_note;
   if (e.budget_defaulted) {
@@ -267,6 +268,7 @@ void JsonEngine(const InspectReport& r, JsonWriter& json) {
   json.Field("tensor_parallel_size", e.tp);
   json.Field("enable_prefix_caching", e.prefix_caching);
   json.Field("enable_chunked_prefill", e.chunked_prefill);
+  json.Field("async_scheduling", e.async_scheduling);
   json.Field("max_model_len", e.max_model_len);
   json.Field("max_num_batched_tokens", e.max_num_batched_tokens);
   json.Field("max_num_seqs", e.max_num_seqs);
