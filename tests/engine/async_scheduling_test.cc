@@ -15,7 +15,6 @@
 namespace fleetsim {
 namespace {
 
-
 EngineSetup MakeEngine(const std::string& bundle_dir, bool async, int max_num_seqs) {
   EngineConfig config;
   config.async_scheduling = async;

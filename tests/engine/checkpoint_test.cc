@@ -24,7 +24,6 @@
 namespace fleetsim {
 namespace {
 
-
 // `num_spec` > 0: MTP speculation with that many drafts, at rates that reject some.
 EngineSetup MakeSetup(const std::string& model, const std::string& bundle_dir, bool prefix_caching,
                       int64_t blocks, int num_spec = 0) {

@@ -16,7 +16,6 @@
 namespace fleetsim {
 namespace {
 
-
 struct Outcome {
   std::vector<RequestRecord> records;
   std::vector<StepRecord> steps;
