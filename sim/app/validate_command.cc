@@ -55,20 +55,22 @@ struct Latencies {
 
 // One row per request, in the run's order, so a user can see which requests the error
 // comes from (e.g. those that queued) rather than only the summary.
-void WriteRequestsCsv(const std::string& path, const std::vector<std::string>& names,
-                      const std::vector<double>& arrivals, const std::vector<int64_t>& inputs,
-                      const std::vector<int64_t>& outputs, const std::vector<int32_t>& ranks,
-                      const Latencies& sim, const Latencies& real) {
+// `requests` are the simulated records in that order, `ranks` their DP ranks (empty: one
+// engine).
+void WriteRequestsCsv(const std::string& path, const std::vector<const RequestRecord*>& requests,
+                      const std::vector<int32_t>& ranks, const Latencies& sim,
+                      const Latencies& real) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) throw OptionError("--requests-csv", path + ": cannot be written");
   std::fprintf(file,
                "request,arrival_s,input_tokens,output_tokens,dp_rank,ttft_sim_s,ttft_measured_s,"
                "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s\n");
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    std::fprintf(file, "%s,%.6f,%lld,%lld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", names[i].c_str(),
-                 arrivals[i], static_cast<long long>(inputs[i]), static_cast<long long>(outputs[i]),
-                 ranks.empty() ? 0 : ranks[i], sim.ttft[i], real.ttft[i], sim.tpot[i], real.tpot[i],
-                 sim.e2e[i], real.e2e[i]);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const RequestRecord& r = *requests[i];
+    std::fprintf(file, "%s,%.6f,%lld,%lld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", r.name.c_str(),
+                 ToSeconds(r.arrival), static_cast<long long>(r.input_tokens),
+                 static_cast<long long>(r.output_tokens), ranks.empty() ? 0 : ranks[i], sim.ttft[i],
+                 real.ttft[i], sim.tpot[i], real.tpot[i], sim.e2e[i], real.e2e[i]);
   }
   if (std::fclose(file) != 0) throw OptionError("--requests-csv", path + ": write failed");
 }
@@ -303,18 +305,9 @@ void Validate(const ValidateOptions& options) {
   Latencies real;
   std::optional<double> origin;
   int64_t count = 0;
-  std::vector<std::string> names;
-  std::vector<double> arrivals;
-  std::vector<int64_t> inputs, outputs;
   while (auto r = reader.Next()) {
     if (!origin) origin = r->queued_s;
     real.Add(r->queued_s, r->first_token_s, r->last_token_s, r->output_tokens);
-    if (options.requests_csv) {
-      names.push_back(r->id);
-      arrivals.push_back(r->queued_s - *origin);
-      inputs.push_back(r->input_tokens);
-      outputs.push_back(r->output_tokens);
-    }
     auto request = std::make_unique<Request>();
     request->id = count++;
     request->name = r->id;
@@ -349,6 +342,7 @@ void Validate(const ValidateOptions& options) {
   for (std::size_t i = 0; i < records.size(); ++i)
     order[static_cast<std::size_t>(records[i].id)] = i;
   Latencies sim;
+  std::vector<const RequestRecord*> in_order;
   std::vector<int32_t> rank_of;
   for (const std::size_t i : order) {
     const RequestRecord& r = records[i];
@@ -359,10 +353,11 @@ void Validate(const ValidateOptions& options) {
     }
     // From the engine's intake, as the run's queued_ts is (RequestRecord::queued).
     sim.Add(ToSeconds(r.queued), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
+    in_order.push_back(&r);
     if (!ranks.empty()) rank_of.push_back(ranks[i]);
   }
   if (options.requests_csv) {
-    WriteRequestsCsv(*options.requests_csv, names, arrivals, inputs, outputs, rank_of, sim, real);
+    WriteRequestsCsv(*options.requests_csv, in_order, rank_of, sim, real);
   }
   const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
   Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());

@@ -59,7 +59,7 @@ struct ResolvedEngineConfig {
   bool prefix_caching = false;
   bool prefix_caching_defaulted = false;
   bool chunked_prefill = true;
-  bool async_scheduling = true;
+  bool async_scheduling = engine_settings::kAsyncScheduling.Default();
   int num_spec = 0;  // speculative.num_tokens
   SpeculativeDecoding speculative;
   int64_t max_model_len = 0;

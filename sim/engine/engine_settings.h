@@ -55,8 +55,9 @@ inline constexpr Setting<int> kBlockSize{
      "resolved: 16 for attention-only models, aligned to the GDN state page for hybrid ones "
      "(e.g. 784)",
      "Requested KV block size in tokens (hybrids may raise it)"}};
-// vLLM's async scheduling (on by default since 0.14, config/vllm.py): the next step is
-// scheduled while the current one runs, so an arrival or a finish during a step is seen
+// vLLM's async scheduling (on by default in vLLM 0.19 unless the speculative method or the
+// executor cannot run it, config/vllm.py; every setting modelled here can): the next step
+// is scheduled while the current one runs, so an arrival or a finish during a step is seen
 // one step later (engine/instance.h).
 inline constexpr Setting<bool> kAsyncScheduling{
     {"async_scheduling", T::kBool, R::Any(), "", "",
