@@ -4,12 +4,14 @@
 #include <cstdint>
 
 #include "core/check.h"
+#include "core/prefetch.h"
 
 namespace fleetsim {
 
-BlockPool::BlockPool(int64_t num_blocks)
-    : num_blocks_(num_blocks), num_free_(num_blocks - 1), anonymous_tail_(num_blocks - 1) {
-  FLEETSIM_CHECK(num_blocks >= 1, "a pool holds at least the null block");
+BlockPool::BlockPool(int64_t num_blocks) : num_blocks_(num_blocks), num_free_(num_blocks - 1) {
+  FLEETSIM_CHECK(num_blocks >= 1 && num_blocks <= INT32_MAX,
+                 "a pool holds the null block and fewer blocks than a block id counts");
+  anonymous_tail_ = num_free_;
 }
 
 void BlockPool::Save(CheckpointWriter& w) const {
@@ -17,8 +19,8 @@ void BlockPool::Save(CheckpointWriter& w) const {
   w.I64(num_free_);
   w.Pods(state_);
   w.Pods(spare_ids_);
-  w.I32(head_);
-  w.I32(tail_);
+  w.Pods(queue_);  // popped entries too: a block's state holds its place in the vector
+  w.U64(queue_head_);
   w.I64(anonymous_tail_);
   index_.Save(w);
 }
@@ -28,14 +30,32 @@ void BlockPool::Load(CheckpointReader& r) {
   num_free_ = r.I64();
   state_ = r.Pods<BlockState>();
   spare_ids_ = r.Pods<BlockId>();
-  head_ = r.I32();
-  tail_ = r.I32();
+  queue_ = r.Pods<QueueEntry>();
+  queue_head_ = r.U64();
   anonymous_tail_ = r.I64();
+  holes_ = 0;
   const auto range = static_cast<BlockId>(state_.size());
   r.Require(num_free_ >= 0 && num_free_ < num_blocks_ && anonymous_tail_ >= 0 &&
-                static_cast<int64_t>(state_.size()) < num_blocks_ && head_ >= 0 && head_ <= range &&
-                tail_ >= 0 && tail_ <= range,
+                static_cast<int64_t>(state_.size()) < num_blocks_ && queue_head_ <= queue_.size(),
             "block pool counts");
+  int64_t queued = anonymous_tail_;
+  for (std::size_t i = queue_head_; i < queue_.size(); ++i) {
+    const QueueEntry entry = queue_[i];
+    if (entry == kHole) {
+      ++holes_;
+      continue;
+    }
+    if (entry < 0) {
+      queued -= entry;
+      continue;
+    }
+    r.Require(entry <= range && state_[static_cast<std::size_t>(entry - 1)].group >= 0 &&
+                  state_[static_cast<std::size_t>(entry - 1)].ref_count == 0 &&
+                  state_[static_cast<std::size_t>(entry - 1)].entry == i,
+              "a queued block is cached, free and queued once");
+    ++queued;
+  }
+  r.Require(queued == num_free_, "the free queue holds every free block");
   index_.Load(r);
   cached_keys_ = 0;
   for (const BlockState& state : state_)
@@ -49,7 +69,8 @@ double BlockPool::Usage() const {
 
 int64_t BlockPool::bytes() const {
   return static_cast<int64_t>(state_.capacity() * sizeof(BlockState) +
-                              spare_ids_.capacity() * sizeof(BlockId) + index_.bytes());
+                              spare_ids_.capacity() * sizeof(BlockId) +
+                              queue_.capacity() * sizeof(QueueEntry) + index_.bytes());
 }
 
 bool BlockPool::Live(BlockId block) const {
@@ -88,42 +109,59 @@ void BlockPool::Release(BlockId block) {
   spare_ids_.push_back(block);
   if (spare_ids_.size() < state_.size()) return;
   // Nothing is live: the pool starts over from no state at all, so that an idle instance
-  // keeps none whatever it held before (small vectors keep their room, to be reused).
+  // keeps none whatever it held before (small vectors keep their room, to be reused). The
+  // queue holds only anonymous runs then, which join the tail (a pop in progress reads the
+  // queue afresh after each block it takes).
   constexpr std::size_t kKeep = 256;
   spare_ids_.clear();
   state_.clear();
   index_.Sweep([](CacheKey, BlockId) { return false; });  // every entry is stale
+  for (std::size_t i = queue_head_; i < queue_.size(); ++i)
+    anonymous_tail_ -= queue_[i];
+  queue_.clear();
+  queue_head_ = 0;
+  holes_ = 0;
   if (state_.capacity() > kKeep) {
     state_.shrink_to_fit();
     spare_ids_.shrink_to_fit();
+    queue_.shrink_to_fit();
   }
 }
 
 void BlockPool::PushTail(BlockId block) {
-  BlockState& state = At(block);
-  state.anonymous_before = static_cast<int32_t>(anonymous_tail_);
-  anonymous_tail_ = 0;
-  state.prev = tail_;
-  state.next = kNullBlock;
-  (tail_ != kNullBlock ? At(tail_).next : head_) = block;
-  tail_ = block;
+  CompactIfSparse();
+  if (anonymous_tail_ > 0) {
+    if (queue_.size() > queue_head_ && queue_.back() < 0) {
+      queue_.back() -= static_cast<QueueEntry>(anonymous_tail_);
+    } else {
+      queue_.push_back(static_cast<QueueEntry>(-anonymous_tail_));
+    }
+    anonymous_tail_ = 0;
+  }
+  At(block).entry = static_cast<uint32_t>(queue_.size());
+  queue_.push_back(block);
 }
 
-// Takes a cached free block out of the queue; the anonymous blocks ahead of it stay where
-// they were, ahead of its successor.
-void BlockPool::Unlink(BlockId block) {
-  BlockState& state = At(block);
-  const BlockId p = state.prev;
-  const BlockId n = state.next;
-  (p != kNullBlock ? At(p).next : head_) = n;
-  (n != kNullBlock ? At(n).prev : tail_) = p;
-  if (n != kNullBlock) {
-    At(n).anonymous_before += state.anonymous_before;
-  } else {
-    anonymous_tail_ += state.anonymous_before;
+void BlockPool::CompactIfSparse() {
+  const std::size_t dead = queue_head_ + holes_;
+  if (dead >= 64 && 2 * dead > queue_.size()) Compact();
+}
+
+void BlockPool::Compact() {
+  std::size_t kept = 0;
+  for (std::size_t i = queue_head_; i < queue_.size(); ++i) {
+    const QueueEntry entry = queue_[i];
+    if (entry == kHole) continue;
+    if (entry < 0 && kept > 0 && queue_[kept - 1] < 0) {
+      queue_[kept - 1] += entry;
+      continue;
+    }
+    if (entry > 0) At(entry).entry = static_cast<uint32_t>(kept);
+    queue_[kept++] = entry;
   }
-  state.prev = state.next = kNullBlock;
-  state.anonymous_before = 0;
+  queue_.resize(kept);
+  queue_head_ = 0;
+  holes_ = 0;
 }
 
 void BlockPool::Evict(BlockId block) {
@@ -151,25 +189,37 @@ template <typename Anonymous, typename Cached>
 void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
   num_free_ -= n;
   while (n > 0) {
-    if (head_ == kNullBlock) {  // only anonymous blocks are free
+    if (queue_head_ == queue_.size()) {  // only the tail's anonymous blocks are left
       anonymous_tail_ -= n;
       anonymous(n);
-      return;
+      break;
     }
-    const BlockId head = head_;
-    int32_t& ahead = At(head).anonymous_before;
-    if (ahead > 0) {
-      const int64_t taken = std::min<int64_t>(n, ahead);
-      ahead -= static_cast<int32_t>(taken);
+    const std::size_t at = queue_head_;
+    if (at + kPrefetchAhead < queue_.size() && queue_[at + kPrefetchAhead] > 0)
+      PrefetchLine(&state_[static_cast<std::size_t>(queue_[at + kPrefetchAhead] - 1)]);
+    const QueueEntry entry = queue_[at];
+    if (entry == kHole) {
+      ++queue_head_;
+      --holes_;
+      continue;
+    }
+    if (entry < 0) {  // a run of anonymous blocks
+      const int64_t taken = std::min<int64_t>(n, -static_cast<int64_t>(entry));
+      queue_[at] += static_cast<QueueEntry>(taken);
+      if (queue_[at] == 0) ++queue_head_;
       n -= taken;
       anonymous(taken);
       continue;
     }
     // A cached block: its hash goes (lazy eviction).
-    Unlink(head);
-    Evict(head);
-    cached(head);
+    ++queue_head_;
+    Evict(entry);
     --n;
+    cached(entry);
+  }
+  if (queue_head_ == queue_.size()) {
+    queue_.clear();
+    queue_head_ = 0;
   }
 }
 
@@ -209,8 +259,9 @@ void BlockPool::Touch(BlockId block) {
   if (block == kNullBlock) return;
   FLEETSIM_CHECK(Live(block), "only a held or cached block can be hit");
   BlockState& state = At(block);
-  if (state.ref_count == 0) {
-    Unlink(block);
+  if (state.ref_count == 0) {  // a cached free block leaves the queue, a hole in its place
+    queue_[state.entry] = kHole;
+    ++holes_;
     --num_free_;
   }
   ++state.ref_count;
@@ -236,8 +287,15 @@ void BlockPool::Free(BlockId block) {
 }
 
 void BlockPool::Free(const std::vector<BlockId>& blocks) {
-  for (BlockId block : blocks)
-    Free(block);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (i + kPrefetchAhead < blocks.size()) PrefetchState(blocks[i + kPrefetchAhead]);
+    Free(blocks[i]);
+  }
+}
+
+void BlockPool::PrefetchState(BlockId block) const {
+  if (block > kNullBlock && block <= id_range())
+    PrefetchLine(&state_[static_cast<std::size_t>(block - 1)]);
 }
 
 void BlockPool::Cache(BlockId block, CacheKey key) {

@@ -6,17 +6,23 @@
 // free block takes it out of the queue. Cached (hashed) blocks count as free until they
 // are reused.
 //
+// The queue is an array, not vLLM's doubly linked list: a hit leaves a hole where its
+// block was, which pops step over, and the array is compacted when holes and popped
+// entries outnumber the rest. Popping a run of blocks then reads their entries in order
+// and each block's state independently (prefetched ahead), instead of chasing a chain of
+// links one cache miss after another; the order is the list's.
+//
 // Memory follows what is live, not what was ever used: only a block that carries a cached
 // prefix, or that a request holds under a name, has state. A free block without a hash is
 // anonymous -- nothing can tell it from another one, so the queue keeps only how many of
-// them lie ahead of each cached block (and after the last), and its id goes back to a
-// spare list. Popping an anonymous block takes the most recently spared id (or a new one
-// when none is spare), so ids stay below the peak number of live blocks. A request can
-// also hold blocks anonymously (kAnonymousBlock), when it knows their content will never
-// be cached -- without prefix caching, or past the hashes other requests can produce
-// (KvCacheManager): those cost a count, not a state, and get a name (Name) only if they
-// are to be cached after all. Which id a request gets is not vLLM's, but nothing depends
-// on it: the order in which cached blocks are evicted, every hit and every count are vLLM's.
+// them lie between cached blocks (one entry per run) and after the last (a count), and its
+// id goes back to a spare list. Popping an anonymous block takes the most recently spared id (or a
+// new one when none is spare), so ids stay below the peak number of live blocks. A request can also
+// hold blocks anonymously (kAnonymousBlock), when it knows their content will never be cached --
+// without prefix caching, or past the hashes other requests can produce (KvCacheManager): those
+// cost a count, not a state, and get a name (Name) only if they are to be cached after all. Which
+// id a request gets is not vLLM's, but nothing depends on it: the order in which cached blocks are
+// evicted, every hit and every count are vLLM's.
 //
 // Evicting a block whose key names no other block leaves the key's index entry in place,
 // stale (PrefixIndex): a lookup checks the block it finds still carries the key, and the
@@ -76,6 +82,9 @@ class BlockPool {
   // (an anonymous one just counts there).
   void Free(const std::vector<BlockId>& blocks);
   void Free(BlockId block);
+  // A hint that `block` (any id, the null and anonymous ones included) is about to be
+  // freed, so that a loop over a request's blocks overlaps their states' cache misses.
+  void PrefetchState(BlockId block) const;
   // Frees `n` anonymously held blocks at once.
   void FreeAnonymous(int64_t n) {
     num_free_ += n;
@@ -102,19 +111,25 @@ class BlockPool {
   }
 
  private:
-  // 32 bytes, for live blocks only.
+  // How many blocks ahead a loop over blocks prefetches a state: its miss then overlaps
+  // those of the blocks handled meanwhile.
+  static constexpr std::size_t kPrefetchAhead = 8;
+
+  // 24 bytes, for live blocks only.
   struct BlockState {
-    BlockHash hash = 0;   // the cached key, while group >= 0
-    int16_t group = -1;   // -1: not cached
-    bool behind = false;  // cached under a key whose index entry names an earlier block
+    BlockHash hash = 0;  // the cached key, while group >= 0
     int32_t ref_count = 0;
-    // Among the cached free blocks, in queue order; kNullBlock at the ends.
-    BlockId prev = kNullBlock;
-    BlockId next = kNullBlock;
     BlockId next_same = kNullBlock;  // the next block cached under the same key, if any
-    int32_t anonymous_before = 0;    // anonymous free blocks queued just ahead of this one
+    uint32_t entry = 0;              // its place in queue_, while cached and free
+    int16_t group = -1;              // -1: not cached
+    bool behind = false;             // cached under a key whose index entry names an earlier block
   };
-  static_assert(sizeof(BlockState) == 32);
+  static_assert(sizeof(BlockState) == 24);
+
+  // A free-queue entry: a cached free block's id (> 0), a run of that many anonymous free
+  // blocks (as its negative), or a hole a hit left (kHole).
+  using QueueEntry = int32_t;
+  static constexpr QueueEntry kHole = 0;
 
   // The state of a live block.
   BlockState& At(BlockId block) {
@@ -139,7 +154,10 @@ class BlockPool {
   // A block that lost its last reference and has no hash: its state goes.
   void Release(BlockId block);
   void PushTail(BlockId block);
-  void Unlink(BlockId block);
+  // Drops popped entries and holes, and merges the runs that met, when they outnumber
+  // the rest (amortised: each was made by one push, pop or hit since the last time).
+  void CompactIfSparse();
+  void Compact();
   void Evict(BlockId block);
   // Pops `n` (at most num_free_) blocks from the head of the free queue, in queue order:
   // each run of anonymous ones goes to `anonymous(count)`, each cached one, unlinked and
@@ -152,9 +170,12 @@ class BlockPool {
   int64_t reserved_ = 0;            // not saved: set before each schedule
   std::vector<BlockState> state_;   // ids 1..state_.size()
   std::vector<BlockId> spare_ids_;  // ids in that range whose block is anonymous
-  BlockId head_ = kNullBlock;       // the cached free blocks, in queue order
-  BlockId tail_ = kNullBlock;
-  int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after tail_ (all, when none)
+  // The free queue: entries from queue_head_ on, in order, then anonymous_tail_
+  // anonymous blocks; runs, blocks and the tail add up to num_free_.
+  std::vector<QueueEntry> queue_;
+  std::size_t queue_head_ = 0;
+  std::size_t holes_ = 0;       // kHole entries from queue_head_ on
+  int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after the entries
   // Several blocks can carry one key (computed twice before either was hit): the index
   // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
   // insertion order.

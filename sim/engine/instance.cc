@@ -823,7 +823,7 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // is set before every schedule, not state.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2272,
+static_assert(sizeof(Instance) == 2304,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

@@ -329,7 +329,9 @@ void KvCacheManager::Free(Request& request) {
     auto& blocks = request.blocks[g];
     // Anonymous blocks in a row go back as one count: the same queue.
     int64_t anonymous = 0;
+    constexpr std::ptrdiff_t kAhead = 8;
     for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      if (blocks.rend() - it > kAhead) pool_.PrefetchState(it[kAhead]);
       if (*it == kAnonymousBlock) {
         ++anonymous;
         continue;

@@ -22,7 +22,7 @@
 namespace fleetsim {
 
 // Bumped whenever any part's Save changes what it writes.
-inline constexpr int kCheckpointFormat = 9;
+inline constexpr int kCheckpointFormat = 10;
 
 // What a rank file's record holds.
 enum class CheckpointRecord : uint64_t {

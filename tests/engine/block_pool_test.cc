@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/checkpoint_io.h"
+
 namespace fleetsim {
 namespace {
 
@@ -268,7 +270,9 @@ class ReferencePool {
 // BlockPool may give a block another id than the reference's, so each id it hands out is
 // mapped to the reference's. Draws use the raw engine output only (distributions differ
 // between libraries).
-void RunDifferential(int64_t num_blocks, uint64_t seed, int steps) {
+// Every `restart_every` steps (0: never) the pool is saved and continues as a fresh one
+// loaded from that, which must save the same bytes.
+void RunDifferential(int64_t num_blocks, uint64_t seed, int steps, int restart_every = 0) {
   SCOPED_TRACE(testing::Message() << "num_blocks=" << num_blocks << " seed=" << seed);
   std::mt19937_64 rng(seed);
   auto below = [&rng](int64_t n) { return static_cast<int64_t>(rng() % static_cast<uint64_t>(n)); };
@@ -305,6 +309,17 @@ void RunDifferential(int64_t num_blocks, uint64_t seed, int steps) {
 
   for (int step = 0; step < steps; ++step) {
     SCOPED_TRACE(step);
+    if (restart_every > 0 && step % restart_every == restart_every - 1) {
+      CheckpointWriter saved;
+      pool.Save(saved);
+      pool = BlockPool(num_blocks);
+      CheckpointReader reader(saved.bytes(), "pool.bin");
+      pool.Load(reader);
+      ASSERT_TRUE(reader.done());
+      CheckpointWriter again;
+      pool.Save(again);
+      ASSERT_EQ(saved.bytes(), again.bytes()) << "a saved field is not loaded";
+    }
     const int64_t op = below(100);
     if (op < 30) {  // allocate, now and then more than is free
       const int64_t n = below(4) == 0 ? below(num_blocks + 1) : below(num_blocks / 8 + 2);
@@ -381,6 +396,44 @@ TEST(BlockPool, MatchesTheEagerFreeQueueOnRandomOperations) {
   for (int64_t num_blocks : {1, 2, 3, 9, 64, 513})
     for (uint64_t seed : {1u, 2u, 3u, 20260101u})
       RunDifferential(num_blocks, seed, 4000);
+}
+
+// The same through restarts: the free queue's popped entries, holes and runs are saved and
+// loaded as they stand, so a restarted pool evicts in the same order.
+TEST(BlockPool, MatchesTheEagerFreeQueueThroughRestarts) {
+  for (int64_t num_blocks : {9, 513, 2049})
+    for (uint64_t seed : {4u, 5u})
+      RunDifferential(num_blocks, seed, 6000, 97);
+}
+
+// Hits on free cached blocks leave holes in the queue; the queue is compacted, so a pool
+// cycling the same cached prefix forever keeps the memory of one cycle, and the order
+// stays the list's: the never-used blocks go first, then the prefix from its last free.
+TEST(BlockPool, HolesFromHitsAreCompactedAway) {
+  constexpr int kPrefix = 500;
+  BlockPool pool(1'001);
+  std::vector<BlockId> prefix;
+  ASSERT_TRUE(pool.Allocate(kPrefix, prefix));
+  for (int i = 0; i < kPrefix; ++i)
+    pool.Cache(prefix[static_cast<std::size_t>(i)], {static_cast<BlockHash>(i), 0});
+  pool.Free(prefix);
+  int64_t bytes_after_few = 0;
+  for (int cycle = 0; cycle < 2'000; ++cycle) {
+    for (BlockId block : prefix)
+      pool.Touch(block);
+    std::vector<BlockId> reversed(prefix.rbegin(), prefix.rend());
+    pool.Free(reversed);
+    if (cycle == 10) bytes_after_few = pool.bytes();
+  }
+  EXPECT_EQ(pool.bytes(), bytes_after_few);
+  EXPECT_EQ(pool.num_free(), 1'000);
+  std::vector<BlockId> got;
+  ASSERT_TRUE(pool.Allocate(kPrefix, got, true));  // the never-used half
+  EXPECT_EQ(pool.cached_keys(), kPrefix);
+  ASSERT_TRUE(pool.Allocate(1, got));  // then the last block, freed first
+  EXPECT_EQ(got.back(), prefix.back());
+  EXPECT_FALSE(pool.Lookup({kPrefix - 1, 0}));
+  EXPECT_EQ(pool.Lookup({0, 0}), prefix.front());
 }
 
 // The pool's invariants are checked in every build (core/check.h), not only with asserts on.
