@@ -49,9 +49,9 @@ void BlockPool::Load(CheckpointReader& r) {
       queued -= entry;
       continue;
     }
-    r.Require(entry <= range && state_[static_cast<std::size_t>(entry - 1)].group >= 0 &&
-                  state_[static_cast<std::size_t>(entry - 1)].ref_count == 0 &&
-                  state_[static_cast<std::size_t>(entry - 1)].entry == i,
+    r.Require(entry <= range, "a queued block has state");
+    const BlockState& state = At(entry);
+    r.Require(state.group >= 0 && state.ref_count == 0 && state.entry == i,
               "a queued block is cached, free and queued once");
     ++queued;
   }
@@ -195,8 +195,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
       break;
     }
     const std::size_t at = queue_head_;
-    if (at + kPrefetchAhead < queue_.size() && queue_[at + kPrefetchAhead] > 0)
-      PrefetchLine(&state_[static_cast<std::size_t>(queue_[at + kPrefetchAhead] - 1)]);
+    if (at + kPrefetchAhead < queue_.size()) PrefetchState(queue_[at + kPrefetchAhead]);
     const QueueEntry entry = queue_[at];
     if (entry == kHole) {
       ++queue_head_;

@@ -15,14 +15,15 @@
 // Memory follows what is live, not what was ever used: only a block that carries a cached
 // prefix, or that a request holds under a name, has state. A free block without a hash is
 // anonymous -- nothing can tell it from another one, so the queue keeps only how many of
-// them lie between cached blocks (one entry per run) and after the last (a count), and its
-// id goes back to a spare list. Popping an anonymous block takes the most recently spared id (or a
-// new one when none is spare), so ids stay below the peak number of live blocks. A request can also
-// hold blocks anonymously (kAnonymousBlock), when it knows their content will never be cached --
-// without prefix caching, or past the hashes other requests can produce (KvCacheManager): those
-// cost a count, not a state, and get a name (Name) only if they are to be cached after all. Which
-// id a request gets is not vLLM's, but nothing depends on it: the order in which cached blocks are
-// evicted, every hit and every count are vLLM's.
+// them lie between cached blocks (one entry per run) and after the last (a count), and
+// its id goes back to a spare list. Popping an anonymous block takes the most recently
+// spared id (or a new one when none is spare), so ids stay below the peak number of live
+// blocks. A request can also hold blocks anonymously (kAnonymousBlock), when it knows
+// their content will never be cached -- without prefix caching, or past the hashes other
+// requests can produce (KvCacheManager): those cost a count, not a state, and get a name
+// (Name) only if they are to be cached after all. Which id a request gets is not vLLM's,
+// but nothing depends on it: the order in which cached blocks are evicted, every hit and
+// every count are vLLM's.
 //
 // Evicting a block whose key names no other block leaves the key's index entry in place,
 // stale (PrefixIndex): a lookup checks the block it finds still carries the key, and the
@@ -85,6 +86,9 @@ class BlockPool {
   // A hint that `block` (any id, the null and anonymous ones included) is about to be
   // freed, so that a loop over a request's blocks overlaps their states' cache misses.
   void PrefetchState(BlockId block) const;
+  // How many blocks ahead a loop over blocks prefetches a state: its miss then overlaps
+  // those of the blocks handled meanwhile.
+  static constexpr std::size_t kPrefetchAhead = 8;
   // Frees `n` anonymously held blocks at once.
   void FreeAnonymous(int64_t n) {
     num_free_ += n;
@@ -111,10 +115,6 @@ class BlockPool {
   }
 
  private:
-  // How many blocks ahead a loop over blocks prefetches a state: its miss then overlaps
-  // those of the blocks handled meanwhile.
-  static constexpr std::size_t kPrefetchAhead = 8;
-
   // 24 bytes, for live blocks only.
   struct BlockState {
     BlockHash hash = 0;  // the cached key, while group >= 0

@@ -329,7 +329,7 @@ void KvCacheManager::Free(Request& request) {
     auto& blocks = request.blocks[g];
     // Anonymous blocks in a row go back as one count: the same queue.
     int64_t anonymous = 0;
-    constexpr std::ptrdiff_t kAhead = 8;
+    constexpr auto kAhead = static_cast<std::ptrdiff_t>(BlockPool::kPrefetchAhead);
     for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
       if (blocks.rend() - it > kAhead) pool_.PrefetchState(it[kAhead]);
       if (*it == kAnonymousBlock) {
