@@ -9,14 +9,18 @@ if(NOT FLEETSIM_LABEL_TESTS)
   return()  # not built yet: only gtest_discover_tests' NOT_BUILT placeholder exists
 endif()
 
-# Data tests: the TEST or TEST_F header above each FLEETSIM_REQUIRE_SHARED_DATA(); call.
+# Data tests: the TEST, TEST_F or TEST_P header above each FLEETSIM_REQUIRE_SHARED_DATA();
+# call, as a regex of the names ctest knows it by: a TEST_P runs as
+# <instantiation>/<Suite>.<Name>/<parameter>, once per parameter.
 set(data_tests "")
 foreach(source IN LISTS FLEETSIM_LABEL_SOURCES)
   file(STRINGS "${source}" lines REGEX "^TEST|^ +FLEETSIM_REQUIRE_SHARED_DATA\\(\\);")
   set(current "")
   foreach(line IN LISTS lines)
     if(line MATCHES "^TEST(_F)?\\(([A-Za-z0-9_]+), *([A-Za-z0-9_]+)\\)")
-      set(current "${FLEETSIM_LABEL_PREFIX}${CMAKE_MATCH_2}.${CMAKE_MATCH_3}")
+      set(current "${FLEETSIM_LABEL_PREFIX}${CMAKE_MATCH_2}\\.${CMAKE_MATCH_3}")
+    elseif(line MATCHES "^TEST_P\\(([A-Za-z0-9_]+), *([A-Za-z0-9_]+)\\)")
+      set(current "${FLEETSIM_LABEL_PREFIX}[A-Za-z0-9_]+/${CMAKE_MATCH_1}\\.${CMAKE_MATCH_2}/.+")
     elseif(line MATCHES "^TEST")
       set(current "")
       message(WARNING "${source}: cannot read the test name in '${line}' (keep TEST(Suite, Name) "
@@ -34,9 +38,11 @@ foreach(test IN LISTS FLEETSIM_LABEL_TESTS)
   else()
     list(APPEND labels fast)
   endif()
-  list(FIND data_tests "${test}" data_index)
-  if(data_index GREATER -1)
-    list(APPEND labels data)
-  endif()
+  foreach(pattern IN LISTS data_tests)
+    if(test MATCHES "^${pattern}$")
+      list(APPEND labels data)
+      break()
+    endif()
+  endforeach()
   set_tests_properties("${test}" PROPERTIES LABELS "${labels}")
 endforeach()

@@ -20,7 +20,8 @@
 # patterns such as [[RunCli\..*]]), fast otherwise. It is data when its body calls
 # FLEETSIM_REQUIRE_SHARED_DATA() (tests/support/shared_data.h): SOURCES are scanned for that
 # call at ctest time, so a new data test needs no list here -- only the call, in the TEST's
-# own body (a helper's call would be credited to the TEST above the helper). The add_test
+# (TEST_F's, TEST_P's: every parameter's run) own body (a helper's call would be credited
+# to the TEST above the helper). The add_test
 # tests keep their own labels (mpi, fleet, sweep, study, slurm) beside slow.
 #
 # How: gtest_discover_tests' include file leaves the names in <target>_TESTS; a generated
