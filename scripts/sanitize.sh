@@ -3,8 +3,8 @@
 #
 #   scripts/sanitize.sh address          # ASan + LeakSanitizer + UBSan: build-asan/, every test
 #   scripts/sanitize.sh thread           # TSan: build-tsan/, the tests that run threads (the
-#                                        # fleet determinism runs at --threads 2), the loop
-#                                        # on std::threads (sim/fleet/parallel_loop.h)
+#                                        # fleet determinism runs at --threads 2), the thread
+#                                        # team on std::threads (sim/fleet/thread_team.h)
 #   scripts/sanitize.sh address -L fast  # arguments after the sanitizer go to ctest instead
 #   FLEETSIM_SANITIZE_TARGETS="fleetsim core_test" scripts/sanitize.sh address -R '^Json'
 #                                        # build only those targets (default: all), then test

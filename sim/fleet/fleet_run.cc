@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -29,6 +30,7 @@
 #include "fleet/progress.h"
 #include "fleet/request_ledger.h"
 #include "fleet/routed_request.h"
+#include "fleet/thread_team.h"
 #include "fleet/window_clock.h"
 #include "fleet/workload_reader.h"
 
@@ -86,7 +88,8 @@ class FleetRun {
         clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s, MaxWindowOf(fleet)),
         reader_(ReaderOf(source, fleet.cluster.gateways.count, comm)),
         gateways_(fleet.cluster.gateways, RoutingTableOf(fleet), options.seed, rank_, size_),
-        instances_(fleet, fleet.Partition(size_), rank_, {options.threads, options.trace_steps}),
+        team_(options.threads > 1 ? std::make_unique<ThreadTeam>(options.threads) : nullptr),
+        instances_(fleet, fleet.Partition(size_), rank_, {team_.get(), options.trace_steps}),
         ledger_(fleet.cluster, fleet.models, fleet.model_of_group, options.request_rows),
         progress_(rank_ == 0 ? options.progress : ProgressMode::kOff),
         outgoing_(static_cast<std::size_t>(size_)),
@@ -270,7 +273,7 @@ class FleetRun {
   void RefreshLoadViews() {
     const std::vector<LoadChange> changes =
         ExchangeLoadChanges(instances_.TakeLoadChanges(), comm_);
-    failure_.Guard([&] { gateways_.Apply(changes, options_.threads); });
+    failure_.Guard([&] { gateways_.Apply(changes, team_.get()); });
     ++snapshots_;
   }
 
@@ -528,6 +531,7 @@ class FleetRun {
   WindowClock clock_;
   WorkloadReader reader_;
   GatewayShard gateways_;
+  std::unique_ptr<ThreadTeam> team_;  // this rank's --threads (none for one)
   InstanceShard instances_;
   RequestLedger ledger_;
   Progress progress_;
@@ -553,7 +557,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1616, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1728, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

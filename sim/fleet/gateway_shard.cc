@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fleet/parallel_loop.h"
+#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
@@ -106,7 +106,7 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
   }
 }
 
-void GatewayShard::Apply(std::span<const LoadChange> changes, int threads) {
+void GatewayShard::Apply(std::span<const LoadChange> changes, ThreadTeam* team) {
   std::vector<Router*> routers;
   for (Gateway& gateway : gateways_) {
     for (Router& router : gateway.routers)
@@ -117,12 +117,14 @@ void GatewayShard::Apply(std::span<const LoadChange> changes, int threads) {
   // Each router updates only its own view and picker from the shared, read-only changes,
   // so with threads they take them at once (7 % of the 1,024-instance benchmark's
   // instructions, its 8 gateways' routers, bench/RESULTS.md).
-  if (threads <= 1) {
+  if (team == nullptr) {
     for (Router* router : routers)
       router->Apply(changes);
     return;
   }
-  ParallelLoop(routers.size(), threads, [&](std::size_t i) { routers[i]->Apply(changes); });
+  team->For(
+      routers.size(), [](std::size_t i) { return i; },
+      [&](std::size_t i, std::size_t) { routers[i]->Apply(changes); });
 }
 
 GatewayShard::Gateway& GatewayShard::GatewayOf(const RoutedRequest& routed) {

@@ -26,6 +26,8 @@
 
 namespace fleetsim {
 
+class ThreadTeam;
+
 // What the gateways route over.
 struct RoutingTable {
   std::vector<RouteTarget> targets;      // every instance, by id, as routers see it
@@ -54,8 +56,8 @@ class GatewayShard {
 
   // Every gateway's view becomes the last snapshot updated by `changes` (the instances
   // whose load changed since it, in any order); the assignments since are forgotten. With
-  // `threads` > 1 the routers take them in parallel (the same views).
-  void Apply(std::span<const LoadChange> changes, int threads = 1);
+  // a team the routers take them in parallel (the same views).
+  void Apply(std::span<const LoadChange> changes, ThreadTeam* team = nullptr);
   // The instance the request's gateway (which must live on this rank) sends it to, or
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);

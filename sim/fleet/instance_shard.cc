@@ -10,7 +10,7 @@
 
 #include "core/check.h"
 #include "fleet/kv_transfer.h"
-#include "fleet/parallel_loop.h"
+#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
@@ -20,11 +20,6 @@ struct InstanceShard::Local {
   int32_t id = 0;
   int32_t group = 0;
   std::unique_ptr<FleetEngine> engine;  // one engine, or a data-parallel one's ranks
-  SimTime key = kNever;                 // its next event time as the event queue knows it
-  bool active = false;
-  bool touched = false;   // in touched_
-  InstanceLoad reported;  // its load in the last TakeLoadChanges
-  int64_t steps_seen = 0;
   std::vector<output::StepRow> steps;
   std::vector<TokenTally> tally;  // written by the instance's thread, drained after a pass
   output::InstanceRow row{};
@@ -36,6 +31,15 @@ struct InstanceShard::Local {
   std::vector<RoutedRequest> handed_off;
   std::vector<std::pair<SimTime, KvLinkKind>> transfers;
   std::unordered_map<int64_t, PrefillLeg> legs;
+  // Scratch of one pass, meaningless between passes (so not saved), and no memory of its
+  // own: its arrivals in Deliver's list (the first and last, chained through
+  // InstanceShard::next_arrival_), its settled rows and token tallies in its thread's
+  // lists (Settle), and its next event, load and steps as its thread left them (Snapshot).
+  int32_t first_arrival = -1, last_arrival = -1;
+  int32_t pass_thread = 0, rows_begin = 0, rows_count = 0, tallies_begin = 0, tallies_count = 0;
+  SimTime next_event = kNever;
+  InstanceLoad load;
+  int64_t steps_now = 0;
 };
 
 NetworkDelays DelaysOf(const ClusterConfig& cluster) {
@@ -54,6 +58,8 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
       delays_(DelaysOf(fleet.cluster)),
       timeseries_(fleet.cluster.groups.size(),
                   std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))) {
+  pass_lists_.resize(options_.team != nullptr ? static_cast<std::size_t>(options_.team->size())
+                                              : 1);
   local_of_.assign(fleet_.instances.size(), -1);
   for (std::size_t i = 0; i < owner_of_.size(); ++i) {
     if (owner_of_[i] != rank) continue;
@@ -113,20 +119,65 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
     }
     local_of_[i] = static_cast<int32_t>(locals_.size());
     locals_.push_back(std::move(local));
+    queued_.emplace_back();
   }
 }
 
 InstanceShard::~InstanceShard() = default;
+
+template <typename Body>
+void InstanceShard::ForEachOwned(const std::vector<int32_t>& locals, const Body& body) {
+  auto run = [&](std::size_t i, std::size_t thread) {
+    body(*locals_[static_cast<std::size_t>(locals[i])], thread);
+  };
+  if (options_.team == nullptr) {
+    for (std::size_t i = 0; i < locals.size(); ++i)
+      run(i, 0);
+  } else {
+    // Each instance on the same thread every time: its state stays in that core's caches.
+    options_.team->For(
+        locals.size(), [&](std::size_t i) { return locals[i]; }, run);
+  }
+}
 
 void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
   // Sources send in their own order; instances take arrivals by (time, id).
   std::sort(arrivals.begin(), arrivals.end(), [](const RoutedRequest& a, const RoutedRequest& b) {
     return std::tie(a.instance_arrival, a.id) < std::tie(b.instance_arrival, b.id);
   });
-  for (RoutedRequest& routed : arrivals) {
-    const int32_t local = local_of_[static_cast<std::size_t>(routed.instance)];
+  // Each instance's arrivals, chained in that order.
+  delivered_.clear();
+  next_arrival_.assign(arrivals.size(), -1);
+  for (std::size_t i = 0; i < arrivals.size(); ++i) {
+    const int32_t local = local_of_[static_cast<std::size_t>(arrivals[i].instance)];
     Local& instance = *locals_[static_cast<std::size_t>(local)];
-    const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(instance.group)];
+    const auto at = static_cast<int32_t>(i);
+    if (instance.first_arrival < 0) {
+      instance.first_arrival = at;
+      delivered_.push_back(local);
+    } else {
+      next_arrival_[static_cast<std::size_t>(instance.last_arrival)] = at;
+    }
+    instance.last_arrival = at;
+  }
+  const auto arrive = [this, &arrivals](Local& instance, std::size_t) {
+    ArriveAll(instance, arrivals);
+    Snapshot(instance);
+  };
+  // Alone, each instance in one go, while its state is in the cache.
+  if (options_.team != nullptr) ForEachOwned(delivered_, arrive);
+  for (const int32_t local : delivered_) {
+    if (options_.team == nullptr) arrive(*locals_[static_cast<std::size_t>(local)], 0);
+    Requeue(local);
+    Touch(local);
+  }
+}
+
+void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals) {
+  const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(instance.group)];
+  for (int32_t at = instance.first_arrival; at >= 0;
+       at = next_arrival_[static_cast<std::size_t>(at)]) {
+    RoutedRequest& routed = arrivals[static_cast<std::size_t>(at)];
     auto request = std::make_unique<Request>();
     request->id = routed.id;
     // A request handed over later keeps its name in the routed copy for the decode side.
@@ -152,25 +203,32 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
       instance.legs.emplace(routed.id, routed.prefill);
     }
     instance.engine->Arrive(std::move(request), routed.instance_arrival);
-    Requeue(local);
-    Touch(local);
   }
+  instance.first_arrival = instance.last_arrival = -1;
+}
+
+void InstanceShard::Snapshot(Local& instance) {
+  const FleetEngine& engine = *instance.engine;
+  instance.next_event = engine.NextEventTime();
+  instance.load = {static_cast<int32_t>(engine.outstanding()),
+                   static_cast<int32_t>(engine.kv_used_blocks())};
+  instance.steps_now = engine.steps();
 }
 
 SimTime InstanceShard::NextEvent() {
   while (!queue_.empty()) {
     const auto [time, local] = queue_.top();
-    if (locals_[static_cast<std::size_t>(local)]->key == time) return time;
+    if (queued_[static_cast<std::size_t>(local)].key == time) return time;
     queue_.pop();  // stale: the instance's key changed since
   }
   return kNever;
 }
 
 void InstanceShard::Requeue(int32_t local) {
-  Local& instance = *locals_[static_cast<std::size_t>(local)];
-  const SimTime key = instance.engine->NextEventTime();
-  if (key == instance.key) return;
-  instance.key = key;
+  Queued& queued = queued_[static_cast<std::size_t>(local)];
+  const SimTime key = locals_[static_cast<std::size_t>(local)]->next_event;
+  if (key == queued.key) return;
+  queued.key = key;
   if (key != kNever) queue_.push({key, local});
 }
 
@@ -192,36 +250,53 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
   while (!queue_.empty() && queue_.top().first < until) {
     const auto [time, local] = queue_.top();
     queue_.pop();
-    Local& instance = *locals_[static_cast<std::size_t>(local)];
-    if (instance.key != time || instance.active) continue;
-    instance.active = true;
+    Queued& queued = queued_[static_cast<std::size_t>(local)];
+    if (queued.key != time || queued.active) continue;
+    queued.active = true;
     active_.push_back(local);
   }
-  auto run = [&](std::size_t i) {
-    locals_[static_cast<std::size_t>(active_[i])]->engine->RunUntil(until);
+  // With a team the rows wait in the thread's list; alone they go straight to the ledger.
+  RequestLedger* direct = options_.team == nullptr ? &ledger : nullptr;
+  const auto advance = [this, until, direct](Local& instance, std::size_t thread) {
+    instance.engine->RunUntil(until);
+    Settle(instance, thread, direct);
+    Snapshot(instance);
   };
-  if (options_.threads <= 1 || active_.size() < 2) {
-    for (std::size_t i = 0; i < active_.size(); ++i)
-      run(i);
-  } else {
-    ParallelLoop(active_.size(), options_.threads, run);
-  }
+  // Alone, each instance in one go, while its state is in the cache.
+  if (options_.team != nullptr) ForEachOwned(active_, advance);
   for (int32_t local : active_) {
     Local& instance = *locals_[static_cast<std::size_t>(local)];
-    instance.active = false;
-    instance.key = kNever;  // forces the requeue
-    Collect(instance, ledger);
+    if (options_.team == nullptr) advance(instance, 0);
+    Queued& queued = queued_[static_cast<std::size_t>(local)];
+    queued.active = false;
+    queued.key = kNever;  // forces the requeue
+    Merge(local, ledger);
     Requeue(local);
     Touch(local);
   }
+  for (PassLists& lists : pass_lists_) {
+    lists.rows.clear();
+    lists.tallies.clear();
+  }
 }
 
-void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
-  steps_ += instance.engine->steps() - instance.steps_seen;
-  instance.steps_seen = instance.engine->steps();
-  for (const TokenTally& t : instance.tally)
-    timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
+void InstanceShard::Settle(Local& instance, std::size_t thread, RequestLedger* ledger) {
+  PassLists& lists = pass_lists_[thread];
+  instance.pass_thread = static_cast<int32_t>(thread);
+  instance.tallies_begin = static_cast<int32_t>(lists.tallies.size());
+  lists.tallies.insert(lists.tallies.end(), instance.tally.begin(), instance.tally.end());
+  instance.tallies_count = static_cast<int32_t>(instance.tally.size());
   instance.tally.clear();
+  std::vector<SettledRow>& settled = lists.rows;
+  instance.rows_begin = static_cast<int32_t>(settled.size());
+  // Alone, straight into the ledger: the row is not copied through a list.
+  const auto emit = [&](const output::RequestRow& row, int32_t group, int32_t prefill_group) {
+    if (ledger != nullptr) {
+      ledger->Add(row, group, prefill_group);
+    } else {
+      settled.push_back({row, group, prefill_group});
+    }
+  };
   const int gateways = fleet_.cluster.gateways.count;
   std::vector<int32_t> dp_ranks;
   std::vector<RequestRecord> records = instance.engine->TakeRecords(dp_ranks);
@@ -241,14 +316,14 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       row.prefill_instance = instance.id;
       instance.to_hand_off.erase(to_hand_off);
-      ledger.Add(row, instance.group);
+      emit(row, instance.group, -1);
       continue;
     }
     const auto leg = instance.legs.find(record.id);
     if (leg == instance.legs.end()) {
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       if (!dp_ranks.empty()) row.dp_rank = dp_ranks[i];
-      ledger.Add(row, instance.group);
+      emit(row, instance.group, -1);
       continue;
     }
     // The prefill group's /summary row counts it too (docs/OUTPUT.md); the fleet's once.
@@ -256,9 +331,26 @@ void InstanceShard::Collect(Local& instance, RequestLedger& ledger) {
         leg->second.instance >= 0
             ? fleet_.instances.at(static_cast<std::size_t>(leg->second.instance)).group
             : -1;
-    ledger.Add(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
-               instance.group, prefill_group);
+    emit(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_), instance.group,
+         prefill_group);
     instance.legs.erase(leg);
+  }
+  instance.rows_count = static_cast<int32_t>(settled.size()) - instance.rows_begin;
+}
+
+void InstanceShard::Merge(int32_t local, RequestLedger& ledger) {
+  const Local& instance = *locals_[static_cast<std::size_t>(local)];
+  Queued& queued = queued_[static_cast<std::size_t>(local)];
+  steps_ += instance.steps_now - queued.steps_seen;
+  queued.steps_seen = instance.steps_now;
+  const PassLists& lists = pass_lists_[static_cast<std::size_t>(instance.pass_thread)];
+  for (int32_t i = 0; i < instance.tallies_count; ++i) {
+    const TokenTally& t = lists.tallies[static_cast<std::size_t>(instance.tallies_begin + i)];
+    timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
+  }
+  for (int32_t i = 0; i < instance.rows_count; ++i) {
+    const SettledRow& s = lists.rows[static_cast<std::size_t>(instance.rows_begin + i)];
+    ledger.Add(s.row, s.group, s.prefill_group);
   }
 }
 
@@ -328,9 +420,9 @@ void InstanceShard::Sample(const Timeseries::Sampler& sample) const {
 }
 
 void InstanceShard::Touch(int32_t local) {
-  Local& instance = *locals_[static_cast<std::size_t>(local)];
-  if (instance.touched) return;
-  instance.touched = true;
+  Queued& queued = queued_[static_cast<std::size_t>(local)];
+  if (queued.touched) return;
+  queued.touched = true;
   touched_.push_back(local);
 }
 
@@ -338,15 +430,14 @@ std::vector<LoadChange> InstanceShard::TakeLoadChanges() {
   std::sort(touched_.begin(), touched_.end());  // locals are in id order
   std::vector<LoadChange> changes;
   for (const int32_t local : touched_) {
-    Local& instance = *locals_[static_cast<std::size_t>(local)];
-    instance.touched = false;
-    const FleetEngine& engine = *instance.engine;
-    const InstanceLoad load = {static_cast<int32_t>(engine.outstanding()),
-                               static_cast<int32_t>(engine.kv_used_blocks())};
-    if (load.outstanding == instance.reported.outstanding &&
-        load.kv_used_blocks == instance.reported.kv_used_blocks)
+    const Local& instance = *locals_[static_cast<std::size_t>(local)];
+    Queued& queued = queued_[static_cast<std::size_t>(local)];
+    queued.touched = false;
+    const InstanceLoad load = instance.load;  // as of its last pass (Snapshot)
+    if (load.outstanding == queued.reported.outstanding &&
+        load.kv_used_blocks == queued.reported.kv_used_blocks)
       continue;
-    instance.reported = load;
+    queued.reported = load;
     changes.push_back({instance.id, load});
   }
   touched_.clear();
@@ -363,7 +454,11 @@ SimTime InstanceShard::LastActive() const {
 void InstanceShard::Finish(RequestLedger& ledger) {
   for (auto& local : locals_) {
     local->engine->FlushPending();
-    Collect(*local, ledger);
+    Settle(*local, 0, &ledger);
+    Snapshot(*local);
+    Merge(local_of_[static_cast<std::size_t>(local->id)], ledger);
+    pass_lists_[0].rows.clear();
+    pass_lists_[0].tallies.clear();
     local->row.steps = local->engine->steps();
     local->row.busy_ns = local->engine->busy_time();
   }
@@ -429,8 +524,10 @@ std::vector<int64_t> SortedKeys(const Map& map) {
 
 void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   // A field added to Local is state the checkpoint must hold: save it below and in
-  // LoadInstance (docs/CHECKPOINT.md), then update this size.
-  static_assert(sizeof(Local) == 624, "InstanceShard::Local changed: save the new field");
+  // LoadInstance (docs/CHECKPOINT.md), then update this size. (A pass's scratch -- the
+  // arrivals' chain, the settled rows' place, the snapshot -- is not state: unused between
+  // passes, the snapshot remade by Restored.)
+  static_assert(sizeof(Local) == 648, "InstanceShard::Local changed: save the new field");
   const Local& local =
       *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
   // At a window boundary the window's hand-offs have gone to their decode instances.
@@ -438,8 +535,10 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
                  "a checkpoint is taken after the window's hand-offs are shipped");
   // One engine, or a data-parallel one's ranks and lock-step state.
   local.engine->Save(w);
-  w.Pod(local.reported);
-  w.I64(local.steps_seen);
+  const Queued& queued =
+      queued_[static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id)))];
+  w.Pod(queued.reported);
+  w.I64(queued.steps_seen);
   w.Pods(local.steps);
   w.Pods(local.tally);
   w.Pod(local.row);
@@ -464,8 +563,9 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
 void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
   Local& local = *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
   local.engine->Load(r);
-  local.reported = r.Pod<InstanceLoad>();
-  local.steps_seen = r.I64();
+  Queued& queued = queued_[static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id)))];
+  queued.reported = r.Pod<InstanceLoad>();
+  queued.steps_seen = r.I64();
   local.steps = r.Pods<output::StepRow>();
   local.tally = r.Pods<TokenTally>();
   const output::InstanceRow row = r.Pod<output::InstanceRow>();
@@ -495,13 +595,14 @@ void InstanceShard::LoadInstance(int32_t id, CheckpointReader& r) {
     r.Require(local.legs.emplace(request, r.Pod<PrefillLeg>()).second,
               "a prefill leg, listed twice");
   }
-  steps_ += local.steps_seen;
+  steps_ += queued.steps_seen;
 }
 
 void InstanceShard::Restored() {
   for (std::size_t i = 0; i < locals_.size(); ++i) {
     const auto local = static_cast<int32_t>(i);
-    locals_[i]->key = kNever;
+    queued_[i].key = kNever;
+    Snapshot(*locals_[i]);
     Requeue(local);
     Touch(local);
   }

@@ -31,9 +31,11 @@
 
 namespace fleetsim {
 
+class ThreadTeam;
+
 struct InstanceShardOptions {
-  int threads = 1;           // TBB threads advancing instances
-  bool trace_steps = false;  // keep one /steps row per engine step
+  ThreadTeam* team = nullptr;  // the threads advancing instances (none: the caller alone)
+  bool trace_steps = false;    // keep one /steps row per engine step
 };
 
 class InstanceShard {
@@ -101,10 +103,28 @@ class InstanceShard {
 
  private:
   struct Local;
+  // Runs body(local) for each of `locals` on the team (each instance on its own thread,
+  // thread_team.h), or on the calling thread without one.
+  template <typename Body>
+  void ForEachOwned(const std::vector<int32_t>& locals, const Body& body);
+  // On the instance's own thread: its arrivals (chained in `arrivals`) handed to its
+  // engine (Deliver).
+  void ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals);
+  // On the instance's own thread, after its engine moved: its settled requests as ledger
+  // rows, and its next event and load (Snapshot) -- so that the calling thread reads
+  // these few fields and never the engine's state, which then stays in that thread's
+  // core (a line written by another core costs a transfer between the cores on the next
+  // touch).
+  // (`ledger`: the rows go there at once instead, when the caller runs alone.)
+  void Settle(Local& instance, std::size_t thread, RequestLedger* ledger);
+  void Snapshot(Local& instance);
+  // On the calling thread, in instance order: what Settle left into the ledger, tokens
+  // into /timeseries.
+  void Merge(int32_t local, RequestLedger& ledger);
+  // Puts the instance in the event queue at its snapshot's next event.
   void Requeue(int32_t local);
   void Touch(int32_t local);
   void AdvanceTo(SimTime until, RequestLedger& ledger);
-  void Collect(Local& instance, RequestLedger& ledger);
   void Sample(const Timeseries::Sampler& sample) const;
   // On the prefill instance's thread, when a request's first token is out: its transfer to
   // the decode instance the gateway chose, queued as a hand-off; returns when the KV is sent.
@@ -119,6 +139,30 @@ class InstanceShard {
   using Entry = std::pair<SimTime, int32_t>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue_;
   std::vector<int32_t> active_;
+  std::vector<int32_t> delivered_;     // locals with arrivals in Deliver
+  std::vector<int32_t> next_arrival_;  // Deliver's arrivals, chained per instance
+  // A pass's settled requests and token tallies, one list each per thread (Settle), read
+  // in instance order (Merge).
+  struct SettledRow {
+    output::RequestRow row;
+    int32_t group, prefill_group;
+  };
+  struct PassLists {
+    std::vector<SettledRow> rows;
+    std::vector<TokenTally> tallies;
+  };
+  std::vector<PassLists> pass_lists_;
+  // What only the calling thread reads and writes of each instance, by local index, apart
+  // from the instances' own state (which their threads write): so that no line of it
+  // moves between the cores.
+  struct Queued {
+    SimTime key = kNever;   // its next event time as the event queue knows it
+    InstanceLoad reported;  // its load in the last TakeLoadChanges
+    int64_t steps_seen = 0;
+    bool active = false;
+    bool touched = false;  // in touched_
+  };
+  std::vector<Queued> queued_;
   int64_t steps_ = 0;             // the sum of every local's steps_seen
   std::vector<int32_t> touched_;  // delivered to or advanced since the last TakeLoadChanges
   Timeseries timeseries_;

@@ -17,6 +17,7 @@
 #include "fleet/instance_shard.h"
 #include "fleet/request_ledger.h"
 #include "fleet/run_writer.h"
+#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 #include "perf/synthetic_bundle.h"
 #include "support/temp_file.h"
@@ -633,7 +634,8 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   // The same requests delivered backwards, advanced in 50 ms windows, on two threads.
   std::vector<RoutedRequest> reversed = Requests();
   std::reverse(reversed.begin(), reversed.end());
-  InstanceShard windowed(*fleet_, fleet_->Partition(1), 0, {.threads = 2});
+  ThreadTeam team(2);
+  InstanceShard windowed(*fleet_, fleet_->Partition(1), 0, {.team = &team});
   RequestLedger many(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   windowed.Deliver(std::move(reversed));
   SimTime end = 0;
