@@ -8,7 +8,8 @@
 #   checkpoint_restart.sh <fleetsim> <mpiexec> <source dir> <case>
 # Cases:
 #   default  the 64-instance default fleet (prefix caching, least_outstanding over load
-#            snapshots) on a generator workload (1,500 requests);
+#            snapshots) on a generator workload (1,500 requests); also across thread
+#            counts (1 x 2 -> 1 x 1, 1 x 1 -> 2 x 2 ranks x threads);
 #   streams  the same fleet under power_of_two (each gateway's random stream) and weighted
 #            round robin (the smooth WRR position);
 #   hybrid   two Qwen3.8-27B hybrid (gated DeltaNet) instances with prefix caching (GDN
@@ -137,6 +138,18 @@ case $case in
     traffic 11 1500 100.0 "  hash_block_size: 16"
     pairs="1:1 2:2 2:1 1:2" run_case default 3 --cluster "$source/cluster_configs/default_fleet.yaml" \
       --workload traffic.yaml --seed 3
+    # Two threads a rank (each instance kept on one, its next event and load noted by its
+    # thread): killed at one thread count, restarted at another, the same tables.
+    args=(--cluster "$source/cluster_configs/default_fleet.yaml" --workload traffic.yaml --seed 3)
+    killed_after 2 1 default-threads.h5 "${args[@]}" --threads 2 --checkpoint ckpt-threads \
+      --checkpoint-every 3
+    launch 1 --output default-threads.h5 "${args[@]}" --threads 1 --restart ckpt-threads
+    same default-threads
+    killed_after 2 1 default-threads2.h5 "${args[@]}" --threads 1 --checkpoint ckpt-threads2 \
+      --checkpoint-every 3
+    launch 2 --output default-threads2.h5 "${args[@]}" --threads 2 --restart ckpt-threads2
+    same default-threads2
+    echo "ok: default killed at 1 rank x 2 threads and at 1 x 1, restarted at 1 x 1 and 2 x 2: same tables and counters"
     ;;
   streams)
     traffic 5 1000 120.0
