@@ -111,11 +111,11 @@ class InstanceShard {
   // engine (Deliver).
   void ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals);
   // On the instance's own thread, after its engine moved: its settled requests as ledger
-  // rows, and its next event and load (Snapshot) -- so that the calling thread reads
-  // these few fields and never the engine's state, which then stays in that thread's
-  // core (a line written by another core costs a transfer between the cores on the next
-  // touch).
-  // (`ledger`: the rows go there at once instead, when the caller runs alone.)
+  // rows and its token tallies, into thread `thread`'s lists (or the rows straight into
+  // `ledger` when the caller runs alone), and its next event and load (Snapshot) -- so
+  // that the calling thread reads these few fields and never the engine's state, which
+  // then stays in that thread's core (a line written by another core costs a transfer
+  // between the cores on the next touch).
   void Settle(Local& instance, std::size_t thread, RequestLedger* ledger);
   void Snapshot(Local& instance);
   // On the calling thread, in instance order: what Settle left into the ledger, tokens
