@@ -1,6 +1,7 @@
 #include "fleet/instance_shard.h"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
@@ -125,18 +126,28 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
 
 InstanceShard::~InstanceShard() = default;
 
-template <typename Body>
-void InstanceShard::ForEachOwned(const std::vector<int32_t>& locals, const Body& body) {
-  auto run = [&](std::size_t i, std::size_t thread) {
-    body(*locals_[static_cast<std::size_t>(locals[i])], thread);
+template <typename Owned, typename Then>
+void InstanceShard::Pass(const std::vector<int32_t>& locals, const Owned& owned, const Then& then) {
+  const auto instance = [this](int32_t local) -> Local& {
+    return *locals_[static_cast<std::size_t>(local)];
   };
   if (options_.team == nullptr) {
-    for (std::size_t i = 0; i < locals.size(); ++i)
-      run(i, 0);
+    // Alone, each instance in one go, while its state is in the cache.
+    for (const int32_t local : locals) {
+      owned(instance(local), 0);
+      then(local);
+    }
   } else {
     // Each instance on the same thread every time: its state stays in that core's caches.
     options_.team->For(
-        locals.size(), [&](std::size_t i) { return locals[i]; }, run);
+        locals.size(), [&](std::size_t i) { return locals[i]; },
+        [&](std::size_t i, std::size_t thread) { owned(instance(locals[i]), thread); });
+    for (const int32_t local : locals)
+      then(local);
+  }
+  for (PassLists& lists : pass_lists_) {
+    lists.rows.clear();
+    lists.tallies.clear();
   }
 }
 
@@ -160,17 +171,16 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
     }
     instance.last_arrival = at;
   }
-  const auto arrive = [this, &arrivals](Local& instance, std::size_t) {
-    ArriveAll(instance, arrivals);
-    Snapshot(instance);
-  };
-  // Alone, each instance in one go, while its state is in the cache.
-  if (options_.team != nullptr) ForEachOwned(delivered_, arrive);
-  for (const int32_t local : delivered_) {
-    if (options_.team == nullptr) arrive(*locals_[static_cast<std::size_t>(local)], 0);
-    Requeue(local);
-    Touch(local);
-  }
+  Pass(
+      delivered_,
+      [this, &arrivals](Local& instance, std::size_t) {
+        ArriveAll(instance, arrivals);
+        Snapshot(instance);
+      },
+      [this](int32_t local) {
+        Requeue(local);
+        Touch(local);
+      });
 }
 
 void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals) {
@@ -255,32 +265,24 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
     queued.active = true;
     active_.push_back(local);
   }
-  // With a team the rows wait in the thread's list; alone they go straight to the ledger.
-  RequestLedger* direct = options_.team == nullptr ? &ledger : nullptr;
-  const auto advance = [this, until, direct](Local& instance, std::size_t thread) {
-    instance.engine->RunUntil(until);
-    Settle(instance, thread, direct);
-    Snapshot(instance);
-  };
-  // Alone, each instance in one go, while its state is in the cache.
-  if (options_.team != nullptr) ForEachOwned(active_, advance);
-  for (int32_t local : active_) {
-    Local& instance = *locals_[static_cast<std::size_t>(local)];
-    if (options_.team == nullptr) advance(instance, 0);
-    Queued& queued = queued_[static_cast<std::size_t>(local)];
-    queued.active = false;
-    queued.key = kNever;  // forces the requeue
-    Merge(local, ledger);
-    Requeue(local);
-    Touch(local);
-  }
-  for (PassLists& lists : pass_lists_) {
-    lists.rows.clear();
-    lists.tallies.clear();
-  }
+  Pass(
+      active_,
+      [this, until](Local& instance, std::size_t thread) {
+        instance.engine->RunUntil(until);
+        Settle(instance, thread);
+        Snapshot(instance);
+      },
+      [this, &ledger](int32_t local) {
+        Queued& queued = queued_[static_cast<std::size_t>(local)];
+        queued.active = false;
+        queued.key = kNever;  // forces the requeue
+        Merge(local, ledger);
+        Requeue(local);
+        Touch(local);
+      });
 }
 
-void InstanceShard::Settle(Local& instance, std::size_t thread, RequestLedger* ledger) {
+void InstanceShard::Settle(Local& instance, std::size_t thread) {
   PassLists& lists = pass_lists_[thread];
   instance.pass_thread = static_cast<int32_t>(thread);
   instance.tallies_begin = static_cast<int32_t>(lists.tallies.size());
@@ -289,14 +291,6 @@ void InstanceShard::Settle(Local& instance, std::size_t thread, RequestLedger* l
   instance.tally.clear();
   std::vector<SettledRow>& settled = lists.rows;
   instance.rows_begin = static_cast<int32_t>(settled.size());
-  // Alone, straight into the ledger: the row is not copied through a list.
-  const auto emit = [&](const output::RequestRow& row, int32_t group, int32_t prefill_group) {
-    if (ledger != nullptr) {
-      ledger->Add(row, group, prefill_group);
-    } else {
-      settled.push_back({row, group, prefill_group});
-    }
-  };
   const int gateways = fleet_.cluster.gateways.count;
   std::vector<int32_t> dp_ranks;
   std::vector<RequestRecord> records = instance.engine->TakeRecords(dp_ranks);
@@ -316,14 +310,14 @@ void InstanceShard::Settle(Local& instance, std::size_t thread, RequestLedger* l
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       row.prefill_instance = instance.id;
       instance.to_hand_off.erase(to_hand_off);
-      emit(row, instance.group, -1);
+      settled.push_back({row, instance.group, -1});
       continue;
     }
     const auto leg = instance.legs.find(record.id);
     if (leg == instance.legs.end()) {
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       if (!dp_ranks.empty()) row.dp_rank = dp_ranks[i];
-      emit(row, instance.group, -1);
+      settled.push_back({row, instance.group, -1});
       continue;
     }
     // The prefill group's /summary row counts it too (docs/OUTPUT.md); the fleet's once.
@@ -331,8 +325,8 @@ void InstanceShard::Settle(Local& instance, std::size_t thread, RequestLedger* l
         leg->second.instance >= 0
             ? fleet_.instances.at(static_cast<std::size_t>(leg->second.instance)).group
             : -1;
-    emit(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_), instance.group,
-         prefill_group);
+    settled.push_back({DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
+                       instance.group, prefill_group});
     instance.legs.erase(leg);
   }
   instance.rows_count = static_cast<int32_t>(settled.size()) - instance.rows_begin;
@@ -452,16 +446,18 @@ SimTime InstanceShard::LastActive() const {
 }
 
 void InstanceShard::Finish(RequestLedger& ledger) {
-  for (auto& local : locals_) {
-    local->engine->FlushPending();
-    Settle(*local, 0, &ledger);
-    Snapshot(*local);
-    Merge(local_of_[static_cast<std::size_t>(local->id)], ledger);
-    pass_lists_[0].rows.clear();
-    pass_lists_[0].tallies.clear();
-    local->row.steps = local->engine->steps();
-    local->row.busy_ns = local->engine->busy_time();
-  }
+  std::vector<int32_t> all(locals_.size());
+  std::iota(all.begin(), all.end(), 0);
+  Pass(
+      all,
+      [this](Local& instance, std::size_t thread) {
+        instance.engine->FlushPending();
+        Settle(instance, thread);
+        Snapshot(instance);
+        instance.row.steps = instance.engine->steps();
+        instance.row.busy_ns = instance.engine->busy_time();
+      },
+      [this, &ledger](int32_t local) { Merge(local, ledger); });
 }
 
 std::vector<output::InstanceRow> InstanceShard::InstanceRows() const {

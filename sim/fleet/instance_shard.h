@@ -103,20 +103,20 @@ class InstanceShard {
 
  private:
   struct Local;
-  // Runs body(local) for each of `locals` on the team (each instance on its own thread,
-  // thread_team.h), or on the calling thread without one.
-  template <typename Body>
-  void ForEachOwned(const std::vector<int32_t>& locals, const Body& body);
+  // A pass over `locals`: owned(instance, thread) on the instance's own thread (the
+  // team's, thread_team.h; the caller's without one), then then(local) on the calling
+  // thread in the order given; the pass's lists (PassLists) are emptied after.
+  template <typename Owned, typename Then>
+  void Pass(const std::vector<int32_t>& locals, const Owned& owned, const Then& then);
   // On the instance's own thread: its arrivals (chained in `arrivals`) handed to its
   // engine (Deliver).
   void ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals);
   // On the instance's own thread, after its engine moved: its settled requests as ledger
-  // rows and its token tallies, into thread `thread`'s lists (or the rows straight into
-  // `ledger` when the caller runs alone), and its next event and load (Snapshot) -- so
-  // that the calling thread reads these few fields and never the engine's state, which
-  // then stays in that thread's core (a line written by another core costs a transfer
-  // between the cores on the next touch).
-  void Settle(Local& instance, std::size_t thread, RequestLedger* ledger);
+  // rows and its token tallies, into thread `thread`'s lists, and its next event and load
+  // (Snapshot) -- so that the calling thread reads these few fields and never the
+  // engine's state, which then stays in that thread's core (a line written by another
+  // core costs a transfer between the cores on the next touch).
+  void Settle(Local& instance, std::size_t thread);
   void Snapshot(Local& instance);
   // On the calling thread, in instance order: what Settle left into the ledger, tokens
   // into /timeseries.
