@@ -60,6 +60,8 @@ void BlockPool::Load(CheckpointReader& r) {
   cached_keys_ = 0;
   for (const BlockState& state : state_)
     cached_keys_ += state.group >= 0 && !state.behind ? 1 : 0;
+  r.Require(static_cast<int64_t>(index_.size()) == cached_keys_,
+            "one prefix index entry per cached key");
 }
 
 double BlockPool::Usage() const {
@@ -176,7 +178,8 @@ void BlockPool::Evict(BlockId block) {
   } else if (state.next_same != kNullBlock) {  // the first of several: the next one is named
     index_.Replace(key, state.next_same);
     At(state.next_same).behind = false;
-  } else {  // the key's only block: its index entry goes stale (PrefixIndex)
+  } else {  // the key's only block: its entry goes
+    index_.Erase(key);
     --cached_keys_;
   }
   state.group = -1;
@@ -196,6 +199,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
     }
     const std::size_t at = queue_head_;
     if (at + kPrefetchAhead < queue_.size()) PrefetchState(queue_[at + kPrefetchAhead]);
+    if (at + kPrefetchAhead / 2 < queue_.size()) PrefetchEntryOf(queue_[at + kPrefetchAhead / 2]);
     const QueueEntry entry = queue_[at];
     if (entry == kHole) {
       ++queue_head_;
@@ -210,7 +214,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
       anonymous(taken);
       continue;
     }
-    // A cached block: its hash goes (lazy eviction).
+    // A cached block: its hash goes.
     ++queue_head_;
     Evict(entry);
     --n;
@@ -297,6 +301,12 @@ void BlockPool::PrefetchState(BlockId block) const {
     PrefetchLine(&state_[static_cast<std::size_t>(block - 1)]);
 }
 
+void BlockPool::PrefetchEntryOf(QueueEntry entry) const {
+  if (entry <= 0) return;  // a hole or a run of anonymous blocks
+  const BlockState& state = At(entry);
+  index_.Prefetch({state.hash, state.group});
+}
+
 void BlockPool::Cache(BlockId block, CacheKey key) {
   if (block == kNullBlock) return;
   FLEETSIM_CHECK(Live(block), "only a held block is cached");
@@ -304,10 +314,10 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
   BlockState& state = At(block);
   if (state.group >= 0) return;
   const BlockId first = index_.Find(key);
-  const bool shared = first != kNullBlock && Carries(first, key);
   state.hash = key.hash;
   state.group = static_cast<int16_t>(key.group);
-  if (shared) {
+  if (first != kNullBlock) {  // a key already cached: this block joins its chain
+    FLEETSIM_CHECK(Carries(first, key), "an index entry names a block cached under its key");
     state.behind = true;
     BlockId last = first;
     while (At(last).next_same != kNullBlock)
@@ -316,11 +326,7 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
     return;
   }
   ++cached_keys_;
-  if (first != kNullBlock) {  // a stale entry: the key names this block now
-    index_.Replace(key, block);
-    return;
-  }
-  index_.Insert(key, block, [this](CacheKey k, BlockId b) { return Carries(b, k); });
+  index_.Insert(key, block);
 }
 
 }  // namespace fleetsim

@@ -2,7 +2,7 @@
 //
 // Block 0 is the null block: it stands in for skipped positions and is never handed out.
 // Free blocks sit in a FIFO queue: allocation pops the head and drops whatever prefix
-// hash the block had (lazy eviction); freeing appends to the tail; a prefix hit on a
+// hash the block had; freeing appends to the tail; a prefix hit on a
 // free block takes it out of the queue. Cached (hashed) blocks count as free until they
 // are reused.
 //
@@ -25,10 +25,9 @@
 // but nothing depends on it: the order in which cached blocks are evicted, every hit and
 // every count are vLLM's.
 //
-// Evicting a block whose key names no other block leaves the key's index entry in place,
-// stale (PrefixIndex): a lookup checks the block it finds still carries the key, and the
-// index drops stale entries in a sweep when it fills up. Only a key shared by several
-// blocks has its entry updated on eviction.
+// Evicting a block whose key names no other block erases the key's index entry
+// (PrefixIndex), so the index holds the cached keys only; a key shared by several blocks
+// has its entry pointed at the next one.
 //
 //   BlockPool pool(1253);                  // 1,252 usable
 //   std::vector<BlockId> got;
@@ -63,8 +62,10 @@ class BlockPool {
   int64_t live_blocks() const { return static_cast<int64_t>(state_.size() - spare_ids_.size()); }
   // Ids with a state slot: the peak of live_blocks() since the pool last held nothing.
   int64_t id_range() const { return static_cast<int64_t>(state_.size()); }
-  // Keys with a cached block (stale index entries not counted).
+  // Keys with a cached block.
   int64_t cached_keys() const { return cached_keys_; }
+  // Entries in the prefix index: one per cached key.
+  int64_t index_entries() const { return static_cast<int64_t>(index_.size()); }
   // Bytes of per-block state, spare ids and index.
   int64_t bytes() const;
 
@@ -100,7 +101,6 @@ class BlockPool {
   // Registers a held block's computed content under its prefix hash; a block already
   // cached keeps its hash.
   void Cache(BlockId block, CacheKey key);
-  // The first block cached under `key`, if any.
   // Every block's state, the free queue and the index as they stand (docs/CHECKPOINT.md);
   // Load into a pool of the same size.
   void Save(CheckpointWriter& w) const;
@@ -108,9 +108,11 @@ class BlockPool {
 
   // A hint that `key` is about to be looked up or cached (PrefixIndex::Prefetch).
   void Prefetch(CacheKey key) const { index_.Prefetch(key); }
+  // The first block cached under `key`, if any. (The index holds cached keys only: the
+  // block's state, another cache miss, is not read to check.)
   std::optional<BlockId> Lookup(CacheKey key) const {
     const BlockId first = index_.Find(key);
-    if (first == kNullBlock || !Carries(first, key)) return std::nullopt;
+    if (first == kNullBlock) return std::nullopt;
     return first;
   }
 
@@ -142,8 +144,7 @@ class BlockPool {
   }
   // Whether a block id inside the pool has state (held or cached).
   bool Live(BlockId block) const;
-  // Whether `block`, found in the index under `key`, is still cached under it (its entry
-  // is not stale).
+  // Whether `block`, found in the index under `key`, is cached under it.
   bool Carries(BlockId block, CacheKey key) const {
     if (block > id_range()) return false;
     const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
@@ -154,6 +155,9 @@ class BlockPool {
   // A block that lost its last reference and has no hash: its state goes.
   void Release(BlockId block);
   void PushTail(BlockId block);
+  // Starts loading the index line that evicting a queued cached block will erase (its
+  // state, prefetched kPrefetchAhead before, names the key).
+  void PrefetchEntryOf(QueueEntry entry) const;
   // Drops popped entries and holes, and merges the runs that met, when they outnumber
   // the rest (amortised: each was made by one push, pop or hit since the last time).
   void CompactIfSparse();

@@ -5,18 +5,21 @@
 // and group) beside the block, so a lookup costs one cache miss: the slot's line, not the
 // block's state as well.
 //
-// Entries may go stale: the pool does not erase a key when it evicts the key's only block
-// (that would cost a cache miss per evicted block, on a slot nobody may ask for again), it
-// checks each block it finds instead (BlockPool::Lookup). Stale entries are dropped in one
-// sweep when an insert would fill the table past a half: `keep` says which entries still
-// hold, and the table is resized to hold the kept ones at most a quarter full (64 slots at
-// least, nothing when none is kept). So between sweeps an insert costs one miss and an
-// eviction none, and the sweep's reads are independent of each other, not a chain.
+// The pool erases a key's entry when it evicts the key's only block (Erase, which leaves no
+// tombstone), so the table holds the cached keys and nothing else, and evicting costs the
+// entry's line -- a miss the pool overlaps by prefetching it a few blocks ahead in its
+// free queue. (Leaving such entries stale for a later sweep saved that miss, but each
+// sweep of a full pool's table read every entry's block at once, milliseconds in one go
+// that left the other ranks waiting, and the table twice the size.) A table an insert would
+// fill past a half doubles; Sweep drops the entries `keep` rejects (all of them when a pool
+// empties) and sizes the table for the rest at most a quarter full (64 slots at least,
+// nothing when none is kept).
 //
 //   PrefixIndex index;
-//   index.Insert({hash, 0}, 7, keep);         // the key must not be there yet
+//   index.Insert({hash, 0}, 7);               // the key must not be there yet
 //   index.Find({hash, 0});                    // 7 (or kNullBlock)
 //   index.Replace({hash, 0}, 9);              // the key now names block 9
+//   index.Erase({hash, 0});                   // gone
 #pragma once
 
 #include <cstddef>
@@ -57,16 +60,31 @@ class PrefixIndex {
     if (!slots_.empty()) PrefetchLine(&slots_[HomeOf(key)]);
   }
 
-  // Stores `block` under `key`, which must be absent. When the table would be more than
-  // half full it first drops every entry for which `keep(key, block)` is false.
-  template <typename Keep>
-  void Insert(CacheKey key, BlockId block, Keep&& keep) {
-    if (2 * (size_ + 1) > slots_.size()) Sweep(keep, 1);
+  // Stores `block` under `key`, which must be absent. A table that would be more than half
+  // full first doubles.
+  void Insert(CacheKey key, BlockId block) {
+    if (2 * (size_ + 1) > slots_.size()) Sweep([](CacheKey, BlockId) { return true; }, 1);
     Place({key.hash, key.group, block});
     ++size_;
   }
-  void Insert(CacheKey key, BlockId block) {
-    Insert(key, block, [](CacheKey, BlockId) { return true; });
+
+  // Removes `key`'s entry, if any, closing the gap behind it (backward-shift deletion: each
+  // later entry of the probe run whose home allows moves up), so no tombstone is left.
+  void Erase(CacheKey key) {
+    std::size_t hole = SlotOf(key);
+    if (hole == kAbsent) return;
+    for (std::size_t at = (hole + 1) & mask_; slots_[at].block != kNullBlock;
+         at = (at + 1) & mask_) {
+      const std::size_t home = HomeOf({slots_[at].hash, slots_[at].group});
+      // The entry may fill the hole iff the hole lies on its probe path: from its home,
+      // cyclically, the hole comes no later than where it sits.
+      if (((at - home) & mask_) >= ((at - hole) & mask_)) {
+        slots_[hole] = slots_[at];
+        hole = at;
+      }
+    }
+    slots_[hole] = Slot{};
+    --size_;
   }
 
   // Points the present `key` at another block.

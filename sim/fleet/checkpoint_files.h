@@ -21,8 +21,8 @@
 
 namespace fleetsim {
 
-// Bumped whenever any part's Save changes what it writes.
-inline constexpr int kCheckpointFormat = 10;
+// Bumped whenever any part's Save changes what it writes, or what its Load may assume.
+inline constexpr int kCheckpointFormat = 11;
 
 // What a rank file's record holds.
 enum class CheckpointRecord : uint64_t {
