@@ -77,6 +77,7 @@ void WriteRunJson(std::ostream& out, const RunFacts& facts, const FleetRunStats&
   json.Field("ranks", facts.ranks);
   json.Field("threads", facts.threads);
   json.Field("wall_time_s", facts.wall_s);
+  json.Field("meeting_time_s", stats.meeting_time_s);
   json.Key("groups");
   json.BeginArray();
   for (const output::SummaryRow& row : stats.summary) {

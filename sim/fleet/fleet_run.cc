@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +135,28 @@ class FleetRun {
   }
 
  private:
+  // Adds the wall time of a meeting (a collective of the window's ranks) to meeting_ns_;
+  // nothing in one process, where there is no one to wait for.
+  class MeetingTimer {
+   public:
+    explicit MeetingTimer(FleetRun& run)
+        : run_(run),
+          start_(run.size_ > 1 ? std::chrono::steady_clock::now()
+                               : std::chrono::steady_clock::time_point{}) {}
+    ~MeetingTimer() {
+      if (run_.size_ == 1) return;
+      run_.meeting_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start_)
+                              .count();
+    }
+    MeetingTimer(const MeetingTimer&) = delete;
+    MeetingTimer& operator=(const MeetingTimer&) = delete;
+
+   private:
+    FleetRun& run_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
   // The first meeting of a window: the next event anywhere (empty stretches are skipped),
   // the counters for the progress line, and any failure or interrupt, which stops every
   // rank here.
@@ -145,7 +168,10 @@ class FleetRun {
     // [0] by minimum, the rest summed.
     std::array<int64_t, 5> agreed = {next, ledger_.settled(), events(), failure_.count(),
                                      interrupted};
-    comm::AllReduceMinSum(agreed, comm_);
+    {
+      const MeetingTimer meeting(*this);
+      comm::AllReduceMinSum(agreed, comm_);
+    }
     if (agreed[3] > 0) Fail();
     if (agreed[4] != 0) {
       progress_.Done();
@@ -185,7 +211,10 @@ class FleetRun {
   // rank's failure count (every rank stops here if any failed); what this rank got.
   std::vector<std::byte> Exchange() {
     const std::array<int64_t, 1> mine = {failure_.count()};
-    comm::WindowExchange exchange = comm::ExchangeWindow(outgoing_, mine, comm_);
+    comm::WindowExchange exchange = [&] {
+      const MeetingTimer meeting(*this);
+      return comm::ExchangeWindow(outgoing_, mine, comm_);
+    }();
     for (std::vector<std::byte>& buffer : outgoing_)
       buffer.clear();
     int64_t failures = 0;
@@ -271,8 +300,11 @@ class FleetRun {
   // The loads that changed since the last snapshot, from every rank into every gateway's
   // view (fleet/load_exchange.h).
   void RefreshLoadViews() {
-    const std::vector<LoadChange> changes =
-        ExchangeLoadChanges(instances_.TakeLoadChanges(), comm_);
+    std::vector<LoadChange> mine = instances_.TakeLoadChanges();
+    const std::vector<LoadChange> changes = [&] {
+      const MeetingTimer meeting(*this);
+      return ExchangeLoadChanges(mine, comm_);
+    }();
     failure_.Guard([&] { gateways_.Apply(changes, team_.get()); });
     ++snapshots_;
   }
@@ -328,6 +360,9 @@ class FleetRun {
     stats.snapshots = snapshots_;
     stats.out_of_grid = run.out_of_grid;
     stats.placement = PlacementText(instances_.owner_of(), size_, options_.threads);
+    std::array<int64_t, 1> meetings = {meeting_ns_};
+    comm::AllReduceSum(meetings, comm_);
+    stats.meeting_time_s = static_cast<double>(meetings[0]) / size_ / 1e9;
 
     const auto instances = static_cast<int64_t>(fleet_.instances.size());
     RunWriter writer(file, comm_);
@@ -546,6 +581,9 @@ class FleetRun {
   int64_t decisions_ = 0;
   int64_t windows_ = 0;
   int64_t snapshots_ = 0;
+  // Wall time (not simulated; not saved) this rank spent in the windows' meetings: the
+  // collectives where it waits for the other ranks and exchanges with them.
+  int64_t meeting_ns_ = 0;
   SimTime window_end_ = 0;  // the last window's end
   // Checkpoints: when the next is due, the number of the last one written (or restored
   // from), the first this process writes, and the out-of-grid lookups counted before it.
@@ -557,7 +595,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1728, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1736, "FleetRun changed: save the new member in checkpoints");
 
 }  // namespace
 

@@ -163,6 +163,7 @@ void WriteProvenance(output::Hdf5File& file, const RunProvenance& p, const Fleet
     file.WriteAttribute(at, "load_snapshots", stats.snapshots);
     file.WriteAttribute(at, "out_of_grid_lookups", stats.out_of_grid);
     file.WriteAttribute(at, "wall_time_s", p.wall_time_s);
+    file.WriteAttribute(at, "meeting_time_s", stats.meeting_time_s);
   });
 }
 

@@ -34,6 +34,9 @@ struct FleetRunStats {
   int64_t out_of_grid = 0;                  // cost lookups outside the bundle's grid, all ranks
   std::vector<output::SummaryRow> summary;  // per group, then "fleet"
   std::string placement;                    // which rank ran which instances
+  // Wall seconds a rank spent in the windows' meetings (waiting for the slowest rank and
+  // exchanging), the mean over the ranks; 0 in one process.
+  double meeting_time_s = 0;
 };
 
 class RunWriter {

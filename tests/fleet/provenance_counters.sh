@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # /provenance's counters do not depend on the rank count: steps, events and out-of-grid
-# cost lookups are summed over the ranks (a maximum of per-rank sums once under-reported
+# cost lookups are summed over the ranks; and its meeting_time_s is 0 in one process and
+# some of the wall time (0 < meeting_time_s <= wall_time_s) at several ranks (a maximum of per-rank sums once under-reported
 # the lookups: 5,795 at 2 ranks and 3,307 at 4 for 9,275 in one process). Four Llama-3.1-8B
 # instances on the measured RTX 4090 bundle (../shared, third-party data) serve prompts
 # longer than its attention grid, so the lookups are many and spread over the ranks.
@@ -39,6 +40,14 @@ counters() {  # an HDF5 file: its /provenance counters, one "name value" a line
 "$fleetsim" run --quiet --cluster "$work/fleet.yaml" --workload "$work/traffic.yaml" \
   --output "$work/single.h5"
 counters "$work/single.h5" > "$work/single.txt"
+attribute() {  # an HDF5 file, an attribute of /provenance: its value
+  h5dump -a "/provenance/$2" "$1" | sed -n 's/^ *(0): //p'
+}
+meetings=$(attribute "$work/single.h5" meeting_time_s)
+if [[ $meetings != 0 ]]; then
+  echo "one process: meeting_time_s $meetings, expected 0"
+  exit 1
+fi
 lookups=$(sed -n 's/^out_of_grid_lookups //p' "$work/single.txt")
 if [[ -z $lookups || $lookups -eq 0 ]]; then
   echo "expected out-of-grid lookups in one process, got '$lookups'"
@@ -52,5 +61,11 @@ for ranks in 2 3 4; do
     echo "np $ranks: /provenance counters differ from the single process's (above)"
     exit 1
   fi
-  echo "np $ranks: $(tr '\n' ' ' < "$work/np$ranks.txt")"
+  meetings=$(attribute "$work/np$ranks.h5" meeting_time_s)
+  wall=$(attribute "$work/np$ranks.h5" wall_time_s)
+  if ! awk -v m="$meetings" -v w="$wall" 'BEGIN { exit !(m > 0 && m <= w) }'; then
+    echo "np $ranks: meeting_time_s $meetings is not in (0, wall_time_s = $wall]"
+    exit 1
+  fi
+  echo "np $ranks: $(tr '\n' ' ' < "$work/np$ranks.txt")meeting_time_s $meetings of $wall s"
 done
