@@ -167,10 +167,9 @@ RunJobResult RunJobWith(const RunJob& given, MPI_Comm comm, std::optional<output
   comm::OnEveryRank(comm, [&] { RequireServedModel(window.default_model, fleet.models); });
   const std::optional<CheckpointManifest> restart = PrepareCheckpoints(job, workload, fleet, comm);
   if (job.strict_models) window.known_models = fleet.models;
-  // Rank 0 opens the workload. When it can pass over a request (a generator of
-  // independent requests), every other rank opens its own copy and each makes only its
-  // gateways' requests; otherwise rank 0 alone reads and sends the others their arrivals
-  // (docs/DESIGN.md, "Readers").
+  // Rank 0 opens the workload. When it can pass over a request (a generator), every other
+  // rank opens its own copy and each makes only its gateways' requests; otherwise rank 0
+  // alone reads and sends the others their arrivals (docs/DESIGN.md, "Readers").
   std::unique_ptr<WorkloadWindow> source;
   const auto open = [&] {
     source = std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), window);

@@ -1,9 +1,9 @@
 // The workload as the fleet reads it (docs/DESIGN.md, "Readers"). Either rank 0 alone
 // opens the source and, each window, ships the window's arrivals to the ranks of their
 // gateways, so at most one window of requests is in flight and no other rank reads; or,
-// for a source that can pass over a request (a generator of independent requests), every
-// rank reads its own copy and makes only its own gateways' requests, passing over the
-// others' with their arrivals alone, and nothing is shipped. Either way a reader reads one
+// for a source that can pass over a request (a generator), every rank reads its own copy
+// and makes only its own gateways' requests, passing over the others' with their arrivals
+// alone, and nothing is shipped. Either way a reader reads one
 // request past the last it handed on, no further, so every rank stands where one reader
 // would (and meets a bad request when one reader would).
 //

@@ -147,6 +147,10 @@ class Sessions : public GeneratedWorkload {
       : GeneratedWorkload(std::move(spec), std::move(path)),
         arrivals_(spec_.arrivals, Stream(StreamPurpose::kArrivals)),
         next_start_(arrivals_.Next()) {}
+  // A turn depends only on its own session's earlier turns, which a reader moves on without
+  // making them (NextTurn): every rank can keep the whole set of sessions in step and make
+  // only its gateways' turns.
+  bool can_pass_over() const override { return true; }
 
  private:
   // One conversation in progress: its history so far and when its next turn arrives.
@@ -201,7 +205,16 @@ class Sessions : public GeneratedWorkload {
     next_start_ = arrivals_.Next();
   }
 
-  std::optional<WorkloadRequest> Produce() override {
+  std::optional<WorkloadRequest> Produce() override { return NextTurn(true); }
+  std::optional<SimTime> ProduceArrival() override {
+    const std::optional<WorkloadRequest> turn = NextTurn(false);
+    return turn ? std::optional<SimTime>(turn->arrival) : std::nullopt;
+  }
+
+  // The next turn of whichever session comes first; with `make` false only its arrival is
+  // filled in, but every session moves on exactly as when it is made (the same draws, the
+  // same pieces of history), which is all a later turn depends on.
+  std::optional<WorkloadRequest> NextTurn(bool make) {
     // Start sessions lazily, exactly when their first turn is the next request, so the
     // output is a prefix of the same unbounded stream whatever the stopping rule.
     while (MayStart() && (pending_.empty() || std::make_tuple(next_start_, next_session_,
@@ -216,16 +229,18 @@ class Sessions : public GeneratedWorkload {
 
     const int64_t turn = s.next_turn++;
     WorkloadRequest r;
-    r.id = "s" + std::to_string(s.id) + "-t" + std::to_string(turn);
     r.arrival = s.next_arrival;
-    Label(r, s.kind);
     Rng rng(Stream(StreamPurpose::kLengths, s.id, turn));
     s.prompt.Append(Stream(StreamPurpose::kUserMessage, s.id, turn),
                     s.kind.input_tokens->Sample(rng));
     r.output_tokens = s.kind.output_tokens->Sample(rng);
-    r.input_tokens = s.prompt.tokens();
-    r.block_hashes = s.prompt.block_hashes();
-    r.hash_block_size = spec_.hash_block_size;
+    if (make) {
+      r.id = "s" + std::to_string(s.id) + "-t" + std::to_string(turn);
+      Label(r, s.kind);
+      r.input_tokens = s.prompt.tokens();
+      r.block_hashes = s.prompt.block_hashes();
+      r.hash_block_size = spec_.hash_block_size;
+    }
 
     if (s.next_turn < s.turns) {
       s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);

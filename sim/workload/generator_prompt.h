@@ -11,7 +11,8 @@
 //   prompt.Append(user_message_id, 37);    // + 2 blocks; 5 tokens wait for the next piece
 //   request.block_hashes = prompt.block_hashes();
 //
-// Memory is one hash per full block plus the pieces of the partial last block.
+// Memory is one hash per full block plus the pieces of the partial last block and those
+// appended since the hashes were last asked for.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,10 @@ class PromptBuilder {
   void Append(uint64_t content_id, int64_t tokens);
 
   int64_t tokens() const { return tokens_; }
-  const std::vector<uint64_t>& block_hashes() const { return block_hashes_; }
+  // The hashes of the full blocks so far. Appending only records the piece: the hashing
+  // waits for this call, so a rank that passes over a session's turns (and may never make
+  // one of them) does not pay for it.
+  const std::vector<uint64_t>& block_hashes();
 
  private:
   struct Piece {
@@ -39,7 +43,8 @@ class PromptBuilder {
 
   int block_size_;
   int64_t tokens_ = 0;
-  std::vector<Piece> partial_;  // the pieces of the unfinished last block
+  std::vector<Piece> unhashed_;  // appended since the last block_hashes(), whole
+  std::vector<Piece> partial_;   // the hashed pieces of the unfinished last block
   int64_t partial_tokens_ = 0;
   std::vector<uint64_t> block_hashes_;
 };

@@ -85,10 +85,11 @@ class WorkloadSource {
   // num_requests, a --num-reqs window): for progress estimates only.
   virtual std::optional<int64_t> expected_requests() const { return std::nullopt; }
 
-  // Whether PassOver works: the source's requests are independent of one another (a
-  // generator of independent requests), so a reader may take only the arrival of a
-  // request it does not need. Then every rank of a fleet run reads the workload and
-  // makes only its own gateways' requests (docs/DESIGN.md, "Readers").
+  // Whether PassOver works: the source can move past a request without making it and
+  // still make every later one as Next() would (a generator: of independent requests, or
+  // of sessions, whose turns depend on their own session alone), so a reader may take
+  // only the arrival of a request it does not need. Then every rank of a fleet run reads the
+  // workload and makes only its own gateways' requests (docs/DESIGN.md, "Readers").
   virtual bool can_pass_over() const { return false; }
   // The next request's arrival, without making the rest of it; nullopt at the end. The
   // requests after it are the same as if Next() had made it. Only where can_pass_over().

@@ -575,8 +575,9 @@ TEST(Generator, EveryTurnOfAConversationAsksForItsSessionsModel) {
   EXPECT_EQ(seen, (std::set<std::string>{"a", "b"}));
 }
 
-// Every rank of a fleet run reads its own copy of a generator of independent requests and
-// makes only its gateways' requests: what it passes over must leave the rest as they were.
+// Every rank of a fleet run reads its own copy of a generator and makes only its gateways'
+// requests: what it passes over must leave the rest as they were -- for sessions too, whose
+// later turns carry the history of the turns passed over.
 TEST(Generator, PassingOverARequestLeavesEveryOtherAsNextMakesIt) {
   const std::string independent =
       "  arrivals: {process: poisson, rate_per_s: 9,\n"
@@ -586,8 +587,13 @@ TEST(Generator, PassingOverARequestLeavesEveryOtherAsNextMakesIt) {
       std::string(kLengths) +
       "  classes:\n    - {weight: 2, model: a}\n"
       "    - {weight: 1, model: b, output_tokens: {distribution: fixed, value: 7}}\n";
-  for (const char* stop : {"  num_requests: 300\n", "  duration_s: 30\n"}) {
-    TempFile file("spec.yaml", std::string("generator:\n") + stop + independent);
+  const std::string chat = std::string(kChat) + "  classes:\n    - {weight: 2, model: a}\n" +
+                           "    - {weight: 1, model: b}\n";
+  for (const std::string& body :
+       {"  num_requests: 300\n" + independent, "  duration_s: 30\n" + independent,
+        "  num_requests: 300\n" + chat, "  duration_s: 150\n" + chat}) {
+    SCOPED_TRACE(body);
+    TempFile file("spec.yaml", "generator:\n" + body);
     const std::vector<WorkloadRequest> all = ReadAll(file.path());
     ASSERT_GT(all.size(), 200u);
     auto source = OpenGeneratedWorkload(file.path());
@@ -612,13 +618,6 @@ TEST(Generator, PassingOverARequestLeavesEveryOtherAsNextMakesIt) {
     EXPECT_EQ(source->PassOver(), std::nullopt);
     EXPECT_EQ(source->Next(), std::nullopt);
   }
-}
-
-TEST(Generator, SessionsCannotBePassedOver) {
-  TempFile file("spec.yaml", std::string("generator:\n  num_requests: 10\n") + kChat);
-  auto source = OpenGeneratedWorkload(file.path());
-  EXPECT_FALSE(source->can_pass_over());
-  EXPECT_THROW(source->PassOver(), std::logic_error);
 }
 
 }  // namespace
