@@ -135,26 +135,22 @@ class FleetRun {
   }
 
  private:
-  // Adds the wall time of a meeting (a collective of the window's ranks) to meeting_ns_;
-  // nothing in one process, where there is no one to wait for.
+  // Adds the wall time from its making to its end -- a meeting, a collective of the
+  // window's ranks -- to `total`.
   class MeetingTimer {
    public:
-    explicit MeetingTimer(FleetRun& run)
-        : run_(run),
-          start_(run.size_ > 1 ? std::chrono::steady_clock::now()
-                               : std::chrono::steady_clock::time_point{}) {}
+    explicit MeetingTimer(int64_t& total) : total_(total) {}
     ~MeetingTimer() {
-      if (run_.size_ == 1) return;
-      run_.meeting_ns_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - start_)
-                              .count();
+      total_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - start_)
+                    .count();
     }
     MeetingTimer(const MeetingTimer&) = delete;
     MeetingTimer& operator=(const MeetingTimer&) = delete;
 
    private:
-    FleetRun& run_;
-    std::chrono::steady_clock::time_point start_;
+    int64_t& total_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   };
 
   // The first meeting of a window: the next event anywhere (empty stretches are skipped),
@@ -169,7 +165,7 @@ class FleetRun {
     std::array<int64_t, 5> agreed = {next, ledger_.settled(), events(), failure_.count(),
                                      interrupted};
     {
-      const MeetingTimer meeting(*this);
+      const MeetingTimer meeting(meeting_ns_);
       comm::AllReduceMinSum(agreed, comm_);
     }
     if (agreed[3] > 0) Fail();
@@ -212,7 +208,7 @@ class FleetRun {
   std::vector<std::byte> Exchange() {
     const std::array<int64_t, 1> mine = {failure_.count()};
     comm::WindowExchange exchange = [&] {
-      const MeetingTimer meeting(*this);
+      const MeetingTimer meeting(meeting_ns_);
       return comm::ExchangeWindow(outgoing_, mine, comm_);
     }();
     for (std::vector<std::byte>& buffer : outgoing_)
@@ -300,9 +296,9 @@ class FleetRun {
   // The loads that changed since the last snapshot, from every rank into every gateway's
   // view (fleet/load_exchange.h).
   void RefreshLoadViews() {
-    std::vector<LoadChange> mine = instances_.TakeLoadChanges();
+    const std::vector<LoadChange> mine = instances_.TakeLoadChanges();
     const std::vector<LoadChange> changes = [&] {
-      const MeetingTimer meeting(*this);
+      const MeetingTimer meeting(meeting_ns_);
       return ExchangeLoadChanges(mine, comm_);
     }();
     failure_.Guard([&] { gateways_.Apply(changes, team_.get()); });
@@ -362,7 +358,8 @@ class FleetRun {
     stats.placement = PlacementText(instances_.owner_of(), size_, options_.threads);
     std::array<int64_t, 1> meetings = {meeting_ns_};
     comm::AllReduceSum(meetings, comm_);
-    stats.meeting_time_s = static_cast<double>(meetings[0]) / size_ / 1e9;
+    // In one process a "meeting" returns at once: there is no one to wait for.
+    if (size_ > 1) stats.meeting_time_s = static_cast<double>(meetings[0]) / size_ / 1e9;
 
     const auto instances = static_cast<int64_t>(fleet_.instances.size());
     RunWriter writer(file, comm_);
