@@ -117,7 +117,7 @@ void BlockPool::Release(BlockId block) {
   constexpr std::size_t kKeep = 256;
   spare_ids_.clear();
   state_.clear();
-  index_.Sweep([](CacheKey, BlockId) { return false; });  // every entry is stale
+  index_.Clear();
   for (std::size_t i = queue_head_; i < queue_.size(); ++i)
     anonymous_tail_ -= queue_[i];
   queue_.clear();

@@ -11,9 +11,8 @@
 // free queue. (Leaving such entries stale for a later sweep saved that miss, but each
 // sweep of a full pool's table read every entry's block at once, milliseconds in one go
 // that left the other ranks waiting, and the table twice the size.) A table an insert would
-// fill past a half doubles; Sweep drops the entries `keep` rejects (all of them when a pool
-// empties) and sizes the table for the rest at most a quarter full (64 slots at least,
-// nothing when none is kept).
+// fill past a half doubles (64 slots at first), so it is between a quarter and a half full
+// once grown; Clear drops every entry and the table with them (a pool that empties).
 //
 //   PrefixIndex index;
 //   index.Insert({hash, 0}, 7);               // the key must not be there yet
@@ -63,7 +62,7 @@ class PrefixIndex {
   // Stores `block` under `key`, which must be absent. A table that would be more than half
   // full first doubles.
   void Insert(CacheKey key, BlockId block) {
-    if (2 * (size_ + 1) > slots_.size()) Sweep([](CacheKey, BlockId) { return true; }, 1);
+    if (2 * (size_ + 1) > slots_.size()) Grow();
     Place({key.hash, key.group, block});
     ++size_;
   }
@@ -94,33 +93,15 @@ class PrefixIndex {
     slots_[at].block = block;
   }
 
-  // Drops every entry for which `keep(key, block)` is false, and sizes the table for the
-  // rest and `room` more at most a quarter full.
-  template <typename Keep>
-  void Sweep(Keep&& keep, std::size_t room = 0) {
-    std::vector<Slot> old = std::move(slots_);
-    std::size_t kept = 0;
-    for (Slot& slot : old) {
-      if (slot.block == kNullBlock) continue;
-      if (keep(CacheKey{slot.hash, slot.group}, slot.block)) {
-        old[kept++] = slot;
-      }
-    }
-    size_ = kept;
-    std::size_t count = 0;
-    if (kept + room > 0) {
-      count = kMinSlots;
-      while (count < 4 * (kept + room))
-        count *= 2;
-    }
-    slots_.assign(count, Slot{});
+  // Drops every entry, and the table.
+  void Clear() {
+    slots_.clear();
     slots_.shrink_to_fit();
-    mask_ = count == 0 ? 0 : count - 1;
-    for (std::size_t i = 0; i < kept; ++i)
-      Place(old[i]);
+    mask_ = 0;
+    size_ = 0;
   }
 
-  // Entries held, stale ones included.
+  // Entries held.
   std::size_t size() const { return size_; }
 
   // The table as it stands, slot for slot (docs/CHECKPOINT.md).
@@ -159,6 +140,17 @@ class PrefixIndex {
       if (slots_[at].hash == key.hash && slots_[at].group == key.group) return at;
     }
     return kAbsent;
+  }
+
+  // Twice the slots (kMinSlots at first), every entry placed again.
+  void Grow() {
+    const std::vector<Slot> old = std::move(slots_);
+    const std::size_t count = old.empty() ? kMinSlots : 2 * old.size();
+    slots_.assign(count, Slot{});
+    mask_ = count - 1;
+    for (const Slot& slot : old) {
+      if (slot.block != kNullBlock) Place(slot);
+    }
   }
 
   // Puts `slot` in the first empty slot from its key's home (there is one: the table is

@@ -38,16 +38,16 @@ TEST(PrefixIndex, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_EQ(index.Find({1, 0}), a);
   EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.Find({2, 0}), kNullBlock);
-  index.Sweep([](CacheKey key, BlockId) { return key.group == 1; });
+  index.Erase({1, 0});
   EXPECT_EQ(index.Find({1, 0}), kNullBlock);
   EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.size(), 1u);
 }
 
-// Random inserts, replacements, erasures and entries going stale against
-// std::unordered_map, through the table's doublings and sweeps that shrink it, at loads up
-// to one half, so that probe runs form and wrap around the table's end (an erasure must
-// close its gap without cutting another key's run).
+// Random inserts, replacements and erasures against std::unordered_map, through the
+// table's doublings and a clear now and then, at loads up to one half, so that probe runs
+// form and wrap around the table's end (an erasure must close its gap without cutting
+// another key's run).
 TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
   for (uint64_t seed : {1u, 2u, 3u}) {
     SCOPED_TRACE(seed);
@@ -56,28 +56,13 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
     Keys keys;
     std::unordered_map<CacheKey, BlockId, KeyHasher> reference;
     std::vector<CacheKey> present;
-    std::unordered_map<CacheKey, BlockId, KeyHasher> stale;  // entries the index may keep
-    auto keep = [&](CacheKey key, BlockId block) {
-      if (reference.count(key)) {
-        EXPECT_EQ(reference.at(key), block);
-        return true;
-      }
-      EXPECT_EQ(stale.at(key), block);
-      stale.erase(key);
-      return false;
-    };
     for (int step = 0; step < 200000; ++step) {
       const uint64_t op = rng() % 10;
       if (op < 5 || present.empty()) {
         const CacheKey key{rng() % 5000, static_cast<int32_t>(rng() % 3)};
         if (reference.count(key)) continue;
         const BlockId block = keys.Add(key);
-        if (stale.count(key)) {  // the caller reuses a stale entry
-          index.Replace(key, block);
-          stale.erase(key);
-        } else {
-          index.Insert(key, block);
-        }
+        index.Insert(key, block);
         reference[key] = block;
         present.push_back(key);
       } else if (op < 7) {
@@ -86,70 +71,63 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
         const BlockId block = keys.Add(key);  // another block with the same key
         index.Replace(key, block);
         reference[key] = block;
-      } else {  // the key's block goes: its entry is erased, or stays until a sweep
+      } else {  // the key's block goes, and its entry with it
         const std::size_t at = rng() % present.size();
-        const CacheKey key = present[at];
-        if (op == 9) {
-          index.Erase(key);
-        } else {
-          stale[key] = reference.at(key);
-        }
-        reference.erase(key);
+        index.Erase(present[at]);
+        reference.erase(present[at]);
         present[at] = present.back();
         present.pop_back();
       }
-      if (step % 4999 == 4998) index.Sweep(keep);  // stale entries go only here
-      ASSERT_EQ(index.size(), reference.size() + stale.size());
+      if (step % 49999 == 49998) {  // the pool emptied
+        index.Clear();
+        reference.clear();
+        present.clear();
+        ASSERT_EQ(index.bytes(), 0u);
+      }
+      ASSERT_EQ(index.size(), reference.size());
       ASSERT_LE(2 * index.size(), index.bytes() / 16);
       if (step % 997 == 0) {
         for (uint64_t h = 0; h < 5000; h += 7) {
           const CacheKey probe{h, static_cast<int32_t>(h % 3)};
           const auto found = reference.find(probe);
-          const auto gone = stale.find(probe);
-          const BlockId want = found != reference.end() ? found->second
-                               : gone != stale.end()    ? gone->second
-                                                        : kNullBlock;
+          const BlockId want = found != reference.end() ? found->second : kNullBlock;
           ASSERT_EQ(index.Find(probe), want) << "step " << step << " hash " << h;
         }
       }
     }
     for (const auto& [key, block] : reference)
       ASSERT_EQ(index.Find(key), block);
-    // A last sweep leaves exactly the live keys.
-    index.Sweep(keep);
-    EXPECT_TRUE(stale.empty());
-    EXPECT_EQ(index.size(), reference.size());
-    for (const auto& [key, block] : reference)
-      ASSERT_EQ(index.Find(key), block);
   }
 }
 
-// The table follows what it holds: between a quarter and an eighth full after a sweep,
-// never more than half, and nothing once no entry is kept.
+// The table grows by doubling, so a grown table is between a quarter and a half full;
+// erasing shrinks nothing, and a clear gives the memory back.
 TEST(PrefixIndex, MemoryFollowsTheKeysHeld) {
   PrefixIndex index;
   EXPECT_EQ(index.bytes(), 0u);
-  for (BlockId b = 1; b <= 10'000; ++b)
+  for (BlockId b = 1; b <= 10'000; ++b) {
     index.Insert({static_cast<BlockHash>(b) * 7919, 0}, b);
-  EXPECT_GE(index.bytes(), 2u * 10'000 * 16);
-  EXPECT_LE(index.bytes(), 8u * 10'000 * 16);
-  index.Sweep([](CacheKey, BlockId b) { return b > 9'990; });
+    if (b > 32) {  // past the first 64-slot table
+      ASSERT_GE(index.bytes(), 2u * index.size() * 16) << b;
+      ASSERT_LE(index.bytes(), 4u * index.size() * 16) << b;
+    }
+  }
+  EXPECT_EQ(index.bytes(), 32'768u * 16);  // 10,000 keys: 2^15 slots, 31 % full
+  for (BlockId b = 1; b <= 9'990; ++b)
+    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
   EXPECT_EQ(index.size(), 10u);
-  EXPECT_LE(index.bytes(), 64u * 16);  // ten keys: the smallest table
+  EXPECT_EQ(index.bytes(), 32'768u * 16);
   for (BlockId b = 1; b <= 10'000; ++b)
     EXPECT_EQ(index.Find({static_cast<BlockHash>(b) * 7919, 0}), b > 9'990 ? b : kNullBlock);
-  // Erasing every key shrinks nothing until a sweep sizes the table for what is left.
-  for (BlockId b = 9'991; b <= 10'000; ++b)
-    index.Erase({static_cast<BlockHash>(b) * 7919, 0});
-  EXPECT_EQ(index.size(), 0u);
-  EXPECT_EQ(index.Find({9'991u * 7919, 0}), kNullBlock);
   index.Erase({12345, 0});  // absent: nothing happens
+  EXPECT_EQ(index.size(), 10u);
+  index.Clear();
   EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.bytes(), 0u);
+  EXPECT_EQ(index.Find({9'991u * 7919, 0}), kNullBlock);
   index.Insert({7, 0}, 20'000);
   EXPECT_EQ(index.Find({7, 0}), 20'000);
-  index.Sweep([](CacheKey, BlockId) { return false; });
-  EXPECT_EQ(index.bytes(), 0u);
-  EXPECT_EQ(index.Find({7919, 0}), kNullBlock);
+  EXPECT_EQ(index.bytes(), 64u * 16);
 }
 
 }  // namespace
