@@ -11,8 +11,10 @@
 // free queue. (Leaving such entries stale for a later sweep saved that miss, but each
 // sweep of a full pool's table read every entry's block at once, milliseconds in one go
 // that left the other ranks waiting, and the table twice the size.) A table an insert would
-// fill past a half doubles (64 slots at first), so it is between a quarter and a half full
-// once grown; Clear drops every entry and the table with them (a pool that empties).
+// fill past a half grows fourfold (64 slots at first), so it is between an eighth and a half
+// full once grown; Clear drops every entry and the table with them (a pool that empties).
+// (Doubling instead keeps tables fuller, but the more frequent regrowth left more of the
+// heap fragmented: the day's first 1M requests peaked 2.3 % higher, bench/RESULTS.md.)
 //
 //   PrefixIndex index;
 //   index.Insert({hash, 0}, 7);               // the key must not be there yet
@@ -60,7 +62,7 @@ class PrefixIndex {
   }
 
   // Stores `block` under `key`, which must be absent. A table that would be more than half
-  // full first doubles.
+  // full first grows fourfold.
   void Insert(CacheKey key, BlockId block) {
     if (2 * (size_ + 1) > slots_.size()) Grow();
     Place({key.hash, key.group, block});
@@ -142,10 +144,10 @@ class PrefixIndex {
     return kAbsent;
   }
 
-  // Twice the slots (kMinSlots at first), every entry placed again.
+  // Four times the slots (kMinSlots at first), every entry placed again.
   void Grow() {
     const std::vector<Slot> old = std::move(slots_);
-    const std::size_t count = old.empty() ? kMinSlots : 2 * old.size();
+    const std::size_t count = old.empty() ? kMinSlots : 4 * old.size();
     slots_.assign(count, Slot{});
     mask_ = count - 1;
     for (const Slot& slot : old) {
