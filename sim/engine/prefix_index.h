@@ -13,8 +13,8 @@
 // that left the other ranks waiting, and the table twice the size.) A table an insert would
 // fill past a half grows fourfold (64 slots at first), so it is between an eighth and a half
 // full once grown; Clear drops every entry and the table with them (a pool that empties).
-// (Doubling instead keeps tables fuller, but the more frequent regrowth left more of the
-// heap fragmented: the day's first 1M requests peaked 2.3 % higher, bench/RESULTS.md.)
+// (Doubling instead keeps tables fuller, yet the day's first 1M requests peaked 2.3 %
+// higher with it, likely from the heap its more frequent regrowths left; bench/RESULTS.md.)
 //
 //   PrefixIndex index;
 //   index.Insert({hash, 0}, 7);               // the key must not be there yet
