@@ -1,6 +1,8 @@
 // The few collectives a parallel fleet run needs, on bytes and integers only (comm/ knows
 // nothing of requests or engines). Every function is collective over `comm`: each rank
-// calls it in the same order. On a communicator of one rank they do no MPI at all.
+// calls it in the same order. On a communicator of one rank they do no MPI at all; where
+// ranks are threads of one process (communicator.h) those meet in memory, and their
+// process talks MPI once.
 //
 //   std::vector<std::vector<std::byte>> out(size);       // one buffer per destination
 //   std::vector<std::byte> in = comm::ExchangeBytes(out, MPI_COMM_WORLD);
@@ -16,15 +18,21 @@
 
 #include <mpi.h>
 
+#include "comm/communicator.h"
+
 namespace fleetsim::comm {
 
-int RankOf(MPI_Comm comm);
-int SizeOf(MPI_Comm comm);
+inline int RankOf(const Comm& comm) {
+  return comm.rank();
+}
+inline int SizeOf(const Comm& comm) {
+  return comm.size();
+}
 
 // Sends outgoing[d] to rank d (one message per destination, empty ones included in the
 // counts exchange only); returns the bytes received, concatenated in source-rank order.
 std::vector<std::byte> ExchangeBytes(const std::vector<std::vector<std::byte>>& outgoing,
-                                     MPI_Comm comm);
+                                     const Comm& comm);
 
 // A batched exchange in a single collective: every rank sends outgoing[d] to rank d
 // together with `values` (the same for every destination), and gets back what each rank
@@ -35,17 +43,17 @@ struct WindowExchange {
   std::vector<int64_t> values;   // rank r's values at [r * values.size() / size, ...)
 };
 WindowExchange ExchangeWindow(const std::vector<std::vector<std::byte>>& outgoing,
-                              std::span<const int64_t> values, MPI_Comm comm);
+                              std::span<const int64_t> values, const Comm& comm);
 
 // values[0] becomes the minimum over ranks, values[1..] the sums: one reduction for the
 // window agreement (next event time, and counters).
-void AllReduceMinSum(std::span<int64_t> values, MPI_Comm comm);
+void AllReduceMinSum(std::span<int64_t> values, const Comm& comm);
 
-void AllReduceSum(std::span<int64_t> values, MPI_Comm comm);
-void AllReduceSum(std::span<int32_t> values, MPI_Comm comm);
-int64_t AllReduceMin(int64_t value, MPI_Comm comm);
+void AllReduceSum(std::span<int64_t> values, const Comm& comm);
+void AllReduceSum(std::span<int32_t> values, const Comm& comm);
+int64_t AllReduceMin(int64_t value, const Comm& comm);
 // Rank 0's `value`, on every rank.
-std::string BroadcastString(const std::string& value, MPI_Comm comm);
-int64_t AllReduceMax(int64_t value, MPI_Comm comm);
+std::string BroadcastString(const std::string& value, const Comm& comm);
+int64_t AllReduceMax(int64_t value, const Comm& comm);
 
 }  // namespace fleetsim::comm

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "comm/collectives.h"
+
 namespace fleetsim::comm {
 namespace {
 
@@ -68,14 +70,15 @@ bool Agreed(const std::exception_ptr& error) {
   return error && error == LastAgreed();
 }
 
-void AgreeOnFailure(const RankFailure& mine, MPI_Comm comm) {
-  int size = 1, rank = 0;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &rank);
-  if (size > kMaxRanks) throw std::runtime_error("more MPI ranks than the error agreement counts");
-  int64_t first = KeyOf(mine, rank);
-  if (size > 1 && MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
-    throw std::runtime_error("MPI failed in MPI_Allreduce (error agreement)");
+void AdoptAgreed(const std::exception_ptr& error) {
+  LastAgreed() = error;
+}
+
+void AgreeOnFailure(const RankFailure& mine, const Comm& comm) {
+  const int rank = comm.rank();
+  if (comm.size() > kMaxRanks)
+    throw std::runtime_error("more ranks than the error agreement counts");
+  const int64_t first = AllReduceMin(KeyOf(mine, rank), comm);
   if (first == kNoFailure) return;
   if (RankOfKey(first) == rank) {
     LastAgreed() = mine.error();

@@ -28,8 +28,7 @@
 #include <exception>
 #include <utility>
 
-#include <mpi.h>
-
+#include "comm/communicator.h"
 #include "core/input_error.h"
 
 namespace fleetsim::comm {
@@ -72,16 +71,19 @@ class RankFailure {
 
 // Collective over `comm`: returns on every rank when no rank failed, else throws on every
 // rank as described above. On a communicator of one rank it does no MPI at all.
-void AgreeOnFailure(const RankFailure& mine, MPI_Comm comm);
+void AgreeOnFailure(const RankFailure& mine, const Comm& comm);
 
 // Whether `error` is the failure an agreement rethrew on this rank (the last one): every
 // rank knows of it, so it needs no abort -- unlike a failure a rank met alone outside the
 // agreed parts, which may leave the others waiting in a collective.
 bool Agreed(const std::exception_ptr& error);
+// Makes `error`, which an agreement rethrew on another thread of this process (a rank of
+// its own, communicator.h), the one Agreed() knows on this thread.
+void AdoptAgreed(const std::exception_ptr& error);
 
 // Runs `part` on every rank, then agrees.
 template <typename Part>
-void OnEveryRank(MPI_Comm comm, Part&& part, int64_t order = 0) {
+void OnEveryRank(const Comm& comm, Part&& part, int64_t order = 0) {
   RankFailure failure;
   failure.Guard(std::forward<Part>(part), order);
   AgreeOnFailure(failure, comm);
@@ -90,11 +92,9 @@ void OnEveryRank(MPI_Comm comm, Part&& part, int64_t order = 0) {
 // Runs `part` on rank 0 of `comm` alone (reading the workload, moving a point's files),
 // then agrees: the other ranks learn whether it failed.
 template <typename Part>
-void OnRankZero(MPI_Comm comm, Part&& part) {
+void OnRankZero(const Comm& comm, Part&& part) {
   RankFailure failure;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  if (rank == 0) failure.Guard(std::forward<Part>(part));
+  if (comm.rank() == 0) failure.Guard(std::forward<Part>(part));
   AgreeOnFailure(failure, comm);
 }
 

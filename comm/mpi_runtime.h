@@ -1,7 +1,7 @@
 // The simulator's MPI runtime: initialisation and rank identity. It knows bytes and
 // ranks, never schedulers or engines.
 //
-// MPI is initialised with MPI_THREAD_FUNNELED: TBB threads work inside a rank, and only
+// MPI is initialised with MPI_THREAD_FUNNELED: threads work inside a process, and only
 // the thread that called MPI_Init_thread talks MPI. Without `mpirun` the same code runs
 // as a single rank (Open MPI's singleton mode).
 //

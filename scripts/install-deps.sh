@@ -8,7 +8,6 @@ packages=(
   g++ cmake ninja-build make pkg-config
   libopenmpi-dev openmpi-bin          # MPI ranks
   libhdf5-openmpi-dev hdf5-tools      # parallel HDF5 output, h5dump/h5diff for tests
-  libtbb-dev                          # threads inside a rank
   libyaml-cpp-dev                     # configs (and HF config.json)
   libcli11-dev                        # command line
   libgtest-dev                        # tests

@@ -3,8 +3,8 @@
 #
 #   scripts/sanitize.sh address          # ASan + LeakSanitizer + UBSan: build-asan/, every test
 #   scripts/sanitize.sh thread           # TSan: build-tsan/, the tests that run threads (the
-#                                        # fleet determinism runs at --threads 2), the thread
-#                                        # team on std::threads (sim/fleet/thread_team.h)
+#                                        # fleet determinism runs at --threads 2, and the
+#                                        # threads-as-ranks collectives, comm/communicator.h)
 #   scripts/sanitize.sh address -L fast  # arguments after the sanitizer go to ctest instead
 #   FLEETSIM_SANITIZE_TARGETS="fleetsim core_test" scripts/sanitize.sh address -R '^Json'
 #                                        # build only those targets (default: all), then test
@@ -36,8 +36,7 @@ export_options() {
   # at MPI_Finalize, so the top frames of the leaks they keep have no module name left;
   # only the frames below (MPI_Init_thread in libmpi) let lsan.supp name them. It costs
   # time in every allocation, so the test binaries that never start MPI get the fast
-  # unwinder back (tests/CMakeLists.txt, fleetsim_test). ThreadSanitizer reports TBB's
-  # scheduling (Debian's libtbb is not instrumented): docs/FUZZING.md, "Sanitizers".
+  # unwinder back (tests/CMakeLists.txt, fleetsim_test).
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1:detect_stack_use_after_return=0:fast_unwind_on_malloc=0${symbolizer:+:external_symbolizer_path=$symbolizer}"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="suppressions=$supp/ubsan.supp:print_stacktrace=1:halt_on_error=1"
@@ -83,14 +82,15 @@ case "${1:-}" in
     ;;
   thread)
     shift
-    build thread "$root/build-tsan" fleetsim
+    build thread "$root/build-tsan" fleetsim comm_thread_ranks_test
     # Unless the arguments choose tests (-R, -E, -L, -I): every determinism run (each at
-    # (2,2) and (4,2) ranks x threads), since the other tests' binaries are not built here.
+    # (2,2) and (4,2) ranks x threads) and the threaded collectives, since the other
+    # tests' binaries are not built here.
     chosen=0
     for arg in "$@"; do
       case $arg in -R* | -E* | -L* | -I* | --tests-regex | --label-regex) chosen=1 ;; esac
     done
-    [[ $chosen == 1 ]] || set -- "$@" -R '^fleet_determinism_'
+    [[ $chosen == 1 ]] || set -- "$@" -R '^(fleet_determinism_|comm_thread_ranks_)'
     check thread "$root/build-tsan" "$@"
     ;;
   --ci)

@@ -190,7 +190,9 @@ void AddRunCommand(CLI::App& app, std::string command_line) {
                 "and counted with --skip-bad-lines) instead of ending rejected with no_model");
   run->add_flag("--no-request-rows", options->no_request_rows,
                 "Skip /requests (one row per request); keep summaries and time series");
-  run->add_option("--threads", options->threads, "TBB threads per MPI rank")->capture_default_str();
+  run->add_option("--threads", options->threads,
+                  "ranks per MPI process, one per thread (the same results as that many MPI ranks)")
+      ->capture_default_str();
   run->add_option("--seed", options->seed, "Seed of the routers' random streams")
       ->capture_default_str();
   run->add_option("--checkpoint", options->checkpoint,

@@ -186,7 +186,12 @@ RunJobResult RunJobWith(const RunJob& given, MPI_Comm comm, std::optional<output
   std::optional<output::Hdf5File>& file = out;
   comm::OnEveryRank(comm, [&] { file.emplace(job.output, comm); });
   RunJobResult result;
-  result.stats = RunFleet(fleet, source.get(), job.fleet, *file, comm);
+  // A thread of this process that is a rank of its own (--threads) reads its own copy.
+  const OpenWorkloadSource open_copy = [&]() -> std::unique_ptr<WorkloadSource> {
+    return std::make_unique<WorkloadWindow>(OpenWorkload(workload, job.format), window);
+  };
+  result.stats = RunFleet(fleet, source.get(), job.fleet, *file, comm,
+                          every_rank_reads ? open_copy : OpenWorkloadSource());
   result.instances = fleet.instances.size();
   // The slowest rank's wall time is the run's.
   result.wall_s =

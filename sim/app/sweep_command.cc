@@ -196,7 +196,8 @@ void AddSweepCommand(CLI::App& app, std::string command_line) {
                 "Only build sweep.csv and sweep.h5 from the points' existing files");
   cmd->add_flag("--list", options->list,
                 "Print 'points: N', then one line per point (and the skipped combinations)");
-  cmd->add_option("--threads", options->threads, "TBB threads per MPI rank, for each point")
+  cmd->add_option("--threads", options->threads,
+                  "ranks per MPI process, one per thread, for each point")
       ->capture_default_str();
   cmd->add_flag("--report", options->report,
                 "Also write <output-dir>/report/report.html (fleetsim report of sweep.h5 and "

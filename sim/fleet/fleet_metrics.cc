@@ -125,7 +125,7 @@ void SummaryBuilder::Add(const output::RequestRow& row, const SloConfig& slo) {
   if (row.ttft_s <= slo.ttft_s && tpot_ok) ++counts_[kGood];
 }
 
-void SummaryBuilder::AllReduce(MPI_Comm comm) {
+void SummaryBuilder::AllReduce(const comm::Comm& comm) {
   if (comm::SizeOf(comm) == 1) return;
   comm::AllReduceSum(counts_, comm);
   first_arrival_ = comm::AllReduceMin(first_arrival_, comm);

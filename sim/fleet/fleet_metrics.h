@@ -12,9 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "cluster/cluster_config.h"
+#include "comm/communicator.h"
 #include "core/checkpoint_io.h"
 #include "core/quantile_sketch.h"
 #include "engine/instance.h"
@@ -50,7 +49,7 @@ class SummaryBuilder {
   explicit SummaryBuilder(std::string group);
   void Add(const output::RequestRow& row, const SloConfig& slo);
   // Sums every rank's builder into this one (collective over `comm`).
-  void AllReduce(MPI_Comm comm);
+  void AllReduce(const comm::Comm& comm);
   output::SummaryRow Build() const;
   // The counts and sketches (docs/CHECKPOINT.md); LoadMerge adds saved ones to these, as
   // AllReduce adds another rank's.

@@ -13,10 +13,9 @@
 #include <set>
 #include <span>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
-
-#include <tbb/global_control.h>
 
 #include "comm/collectives.h"
 #include "comm/error_agreement.h"
@@ -31,7 +30,6 @@
 #include "fleet/progress.h"
 #include "fleet/request_ledger.h"
 #include "fleet/routed_request.h"
-#include "fleet/thread_team.h"
 #include "fleet/window_clock.h"
 #include "fleet/workload_reader.h"
 
@@ -68,7 +66,7 @@ int64_t OutOfGridLookups(const FleetSetup& fleet) {
 
 // Every rank reads the workload when each has a source of its own that can pass over a
 // request (run_job.cc opens one on every rank then); otherwise rank 0 alone reads.
-WorkloadReader ReaderOf(WorkloadSource* source, int gateways, MPI_Comm comm) {
+WorkloadReader ReaderOf(WorkloadSource* source, int gateways, const comm::Comm& comm) {
   const bool own = source != nullptr && source->can_pass_over();
   if (comm::AllReduceMin(own ? 1 : 0, comm) == 1)
     return WorkloadReader(source, gateways, comm::RankOf(comm), comm::SizeOf(comm));
@@ -77,26 +75,28 @@ WorkloadReader ReaderOf(WorkloadSource* source, int gateways, MPI_Comm comm) {
 
 class FleetRun {
  public:
+  // `setup_out_of_grid`: the lookups the fleet's cost models counted before any instance
+  // existed (every rank made them alike).
   FleetRun(const FleetSetup& fleet, WorkloadSource* source, const FleetRunOptions& options,
-           MPI_Comm comm)
+           const comm::Comm& comm, int64_t setup_out_of_grid)
       : fleet_(fleet),
         options_(options),
         comm_(comm),
         rank_(comm::RankOf(comm)),
         size_(comm::SizeOf(comm)),
-        setup_out_of_grid_(OutOfGridLookups(fleet)),  // before any instance exists
+        setup_out_of_grid_(setup_out_of_grid),
         delays_(DelaysOf(fleet.cluster)),
         clock_(delays_.gateway_to_instance, fleet.cluster.gateways.staleness_s, MaxWindowOf(fleet)),
         reader_(ReaderOf(source, fleet.cluster.gateways.count, comm)),
         gateways_(fleet.cluster.gateways, RoutingTableOf(fleet), options.seed, rank_, size_),
-        team_(options.threads > 1 ? std::make_unique<ThreadTeam>(options.threads) : nullptr),
-        instances_(fleet, fleet.Partition(size_), rank_, {team_.get(), options.trace_steps}),
+        instances_(fleet, fleet.Partition(size_), rank_, {options.trace_steps}),
         ledger_(fleet.cluster, fleet.models, fleet.model_of_group, options.request_rows),
         progress_(rank_ == 0 ? options.progress : ProgressMode::kOff),
         outgoing_(static_cast<std::size_t>(size_)),
         next_checkpoint_(options.checkpoint.every) {}
 
-  FleetRunStats Run(output::Hdf5File& file) {
+  // `file` on the process's lead thread, null on its other threads.
+  FleetRunStats Run(output::Hdf5File* file) {
     if (!options_.checkpoint.restart.empty()) Restore();
     SimTime& window_end = window_end_;
     while (true) {
@@ -301,7 +301,7 @@ class FleetRun {
       const MeetingTimer meeting(meeting_ns_);
       return ExchangeLoadChanges(mine, comm_);
     }();
-    failure_.Guard([&] { gateways_.Apply(changes, team_.get()); });
+    failure_.Guard([&] { gateways_.Apply(changes); });
     ++snapshots_;
   }
 
@@ -342,10 +342,9 @@ class FleetRun {
     comm::AgreeOnFailure(failure_, comm_);
   }
 
-  FleetRunStats Write(output::Hdf5File& file) {
-    const RankCounters mine = {
-        reader_.made(), instances_.steps(), decisions_,
-        OutOfGridLookups(fleet_) - setup_out_of_grid_ + restored_out_of_grid_};
+  FleetRunStats Write(output::Hdf5File* file) {
+    const RankCounters mine = {reader_.made(), instances_.steps(), decisions_,
+                               OwnOutOfGridLookups() + restored_out_of_grid_};
     const RankCounters run = SumOverRanks(mine, setup_out_of_grid_, comm_);
     FleetRunStats stats;
     stats.requests = run.requests_read;
@@ -406,7 +405,7 @@ class FleetRun {
     // [0] decisions, [1] out-of-grid lookups, then each rank's file size and checksum.
     std::vector<int64_t> sums(2 + 2 * static_cast<std::size_t>(size_), 0);
     sums[0] = decisions_;
-    sums[1] = OutOfGridLookups(fleet_) - setup_out_of_grid_ + restored_out_of_grid_;
+    sums[1] = OwnOutOfGridLookups() + restored_out_of_grid_;
     comm::OnEveryRank(comm_, [&] {
       CheckpointWriter w;
       w.Str("fleetsim-checkpoint-rank");
@@ -551,19 +550,24 @@ class FleetRun {
     });
   }
 
+  // The out-of-grid lookups of this rank's instances so far. A process's ranks share the
+  // fleet's cost models, which count for all of them: its lead thread reports them.
+  int64_t OwnOutOfGridLookups() const {
+    return comm_.lead() ? OutOfGridLookups(fleet_) - setup_out_of_grid_ : 0;
+  }
+
   // Engine steps and gateway decisions on this rank so far.
   int64_t events() const { return instances_.steps() + decisions_; }
 
   const FleetSetup& fleet_;
   const FleetRunOptions& options_;
-  MPI_Comm comm_;
+  comm::Comm comm_;
   int rank_, size_;
   int64_t setup_out_of_grid_;  // lookups every rank made alike while building the fleet
   NetworkDelays delays_;
   WindowClock clock_;
   WorkloadReader reader_;
   GatewayShard gateways_;
-  std::unique_ptr<ThreadTeam> team_;  // this rank's --threads (none for one)
   InstanceShard instances_;
   RequestLedger ledger_;
   Progress progress_;
@@ -592,16 +596,90 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1736, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1776, "FleetRun changed: save the new member in checkpoints");
+
+// Which of the threads' failures the run ends with, on the calling thread: one a thread met
+// alone (not from an agreement: it broke the meetings of the others, whose
+// LocalRanksBroken says nothing new), else the agreed failure's own error (the one rank
+// that rethrew it; made known to Agreed() here), else thread 0's (a QuietExit or
+// FleetInterrupted every thread threw alike).
+std::exception_ptr RunFailure(const std::vector<std::exception_ptr>& errors,
+                              const std::vector<char>& agreed) {
+  const auto is = [](const std::exception_ptr& e, auto tag) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const decltype(tag)&) {
+      return true;
+    } catch (...) {
+      return false;
+    }
+  };
+  for (std::size_t t = 0; t < errors.size(); ++t) {
+    if (errors[t] && !agreed[t] && !is(errors[t], comm::LocalRanksBroken{}) &&
+        !is(errors[t], QuietExit{}) && !is(errors[t], FleetInterrupted{}))
+      return errors[t];
+  }
+  for (std::size_t t = 0; t < errors.size(); ++t) {
+    if (errors[t] && agreed[t]) {
+      comm::AdoptAgreed(errors[t]);
+      return errors[t];
+    }
+  }
+  if (errors[0]) return errors[0];
+  for (const std::exception_ptr& e : errors) {
+    if (e) return e;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
 FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
-                       const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm) {
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism,
-                              static_cast<std::size_t>(std::max(1, options.threads)));
-  FleetRun run(fleet, source, options, comm);
-  return run.Run(file);
+                       const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm,
+                       const OpenWorkloadSource& open_source) {
+  const int64_t setup_out_of_grid = OutOfGridLookups(fleet);  // before any instance exists
+  const int threads = std::max(1, options.threads);
+  if (threads == 1) {
+    FleetRun run(fleet, source, options, comm, setup_out_of_grid);
+    return run.Run(&file);
+  }
+  // Every thread a rank of its own (comm/communicator.h). Where every process reads its
+  // share of a workload that can pass over requests, so does every thread, from its own
+  // copy.
+  std::vector<std::unique_ptr<WorkloadSource>> sources(static_cast<std::size_t>(threads));
+  comm::OnEveryRank(comm, [&] {
+    if (!source || !source->can_pass_over() || !open_source) return;
+    for (std::size_t t = 1; t < sources.size(); ++t)
+      sources[t] = open_source();
+  });
+  comm::LocalRanks local(threads);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
+  std::vector<char> agreed(static_cast<std::size_t>(threads), 0);
+  FleetRunStats stats;
+  const auto rank = [&](int t) {
+    const auto at = static_cast<std::size_t>(t);
+    try {
+      FleetRun run(fleet, t == 0 ? source : sources[at].get(), options, comm::Comm(comm, local, t),
+                   setup_out_of_grid);
+      FleetRunStats mine = run.Run(t == 0 ? &file : nullptr);
+      if (t == 0) stats = std::move(mine);
+    } catch (...) {
+      errors[at] = std::current_exception();
+      agreed[at] = comm::Agreed(errors[at]) ? 1 : 0;
+      // A thread that failed alone would leave the others waiting for it; after a failure
+      // every thread met, breaking changes nothing.
+      local.Break();
+    }
+  };
+  {
+    std::vector<std::jthread> helpers;
+    for (int t = 1; t < threads; ++t)
+      helpers.emplace_back(rank, t);
+    rank(0);  // the calling thread, the one that talks MPI
+  }
+  if (const std::exception_ptr failure = RunFailure(errors, agreed))
+    std::rethrow_exception(failure);
+  return stats;
 }
 
 }  // namespace fleetsim

@@ -1,12 +1,13 @@
 // A fleet run (SPEC.md, "The simulation"): gateways route each request of the workload to
-// an instance, and the instances serve them, spread over MPI ranks and TBB threads.
+// an instance, and the instances serve them, spread over ranks: MPI processes, and threads
+// within each (comm/communicator.h).
 //
 // RunFleet is the conservative window loop, and only that; its parts are rooms of their
 // own: the grid of steps, epochs and windows (window_clock.h), the workload read on one
 // rank and shipped to the gateways' ranks (workload_reader.h), this rank's gateways and
-// their routers (gateway_shard.h), this rank's instances, advanced on TBB threads
-// (instance_shard.h), the settled requests and their summaries (request_ledger.h), the
-// output (run_writer.h), and the one cross-rank error agreement (comm/error_agreement.h).
+// their routers (gateway_shard.h), this rank's instances (instance_shard.h), the settled requests
+// and their summaries (request_ledger.h), the output (run_writer.h), and the one cross-rank error
+// agreement (comm/error_agreement.h).
 //
 // At each window's start the ranks agree on the next event (empty stretches are skipped:
 // one MPI_Allreduce), refresh the load snapshot at an epoch's start, ship and route the
@@ -23,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <mpi.h>
@@ -51,7 +53,7 @@ struct CheckpointOptions {
 
 struct FleetRunOptions {
   uint64_t seed = 0;
-  int threads = 1;  // TBB threads per rank
+  int threads = 1;  // ranks per process, one per thread
   SimTime horizon = kNever;
   bool trace_steps = false;  // write /steps
   bool request_rows = true;  // write /requests (off: summaries and time series only)
@@ -68,12 +70,21 @@ struct FleetInterrupted {
   int signal = 0;
 };
 
+// Opens another copy of the run's workload, for a thread that reads its own share.
+using OpenWorkloadSource = std::function<std::unique_ptr<WorkloadSource>()>;
+
 // Collective over `comm`: writes /requests (unless !request_rows), /instances, /summary,
 // /timeseries and, with trace_steps, /steps into `file`. `source` is the workload on rank
 // 0 and nullptr elsewhere: rank 0 alone reads it, sending each window's arrivals to the
 // ranks of their gateways. A failure on any rank stops every rank at the next meeting
 // (comm::AgreeOnFailure): one rank rethrows it, the others throw QuietExit.
+//
+// With options.threads > 1 each process runs that many ranks, one per thread
+// (comm/communicator.h): results are those of as many MPI ranks. Where `source` can pass
+// over requests, `open_source` gives each further thread a copy of its own, so that every
+// thread makes its own gateways' requests; otherwise rank 0 reads for all.
 FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
-                       const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm);
+                       const FleetRunOptions& options, output::Hdf5File& file, MPI_Comm comm,
+                       const OpenWorkloadSource& open_source = {});
 
 }  // namespace fleetsim

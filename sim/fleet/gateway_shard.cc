@@ -4,7 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
@@ -106,25 +105,13 @@ GatewayShard::GatewayShard(const GatewaysConfig& config, const RoutingTable& tab
   }
 }
 
-void GatewayShard::Apply(std::span<const LoadChange> changes, ThreadTeam* team) {
-  std::vector<Router*> routers;
+void GatewayShard::Apply(std::span<const LoadChange> changes) {
   for (Gateway& gateway : gateways_) {
     for (Router& router : gateway.routers)
-      routers.push_back(&router);
+      router.Apply(changes);
     for (Router& router : gateway.decode_routers)
-      routers.push_back(&router);
+      router.Apply(changes);
   }
-  // Each router updates only its own view and picker from the shared, read-only changes,
-  // so with threads they take them at once (7 % of the 1,024-instance benchmark's
-  // instructions, its 8 gateways' routers, bench/RESULTS.md).
-  if (team == nullptr) {
-    for (Router* router : routers)
-      router->Apply(changes);
-    return;
-  }
-  team->For(
-      routers.size(), [](std::size_t i) { return i; },
-      [&](std::size_t i, std::size_t) { routers[i]->Apply(changes); });
 }
 
 GatewayShard::Gateway& GatewayShard::GatewayOf(const RoutedRequest& routed) {

@@ -26,8 +26,6 @@
 
 namespace fleetsim {
 
-class ThreadTeam;
-
 // What the gateways route over.
 struct RoutingTable {
   std::vector<RouteTarget> targets;      // every instance, by id, as routers see it
@@ -55,9 +53,8 @@ class GatewayShard {
   std::size_t size() const { return gateways_.size(); }
 
   // Every gateway's view becomes the last snapshot updated by `changes` (the instances
-  // whose load changed since it, in any order); the assignments since are forgotten. With
-  // a team the routers take them in parallel (the same views).
-  void Apply(std::span<const LoadChange> changes, ThreadTeam* team = nullptr);
+  // whose load changed since it, in any order); the assignments since are forgotten.
+  void Apply(std::span<const LoadChange> changes);
   // The instance the request's gateway (which must live on this rank) sends it to, or
   // kNoInstance when it names a model no group serves.
   int32_t Route(const RoutedRequest& request);

@@ -11,21 +11,20 @@
 
 #include "core/check.h"
 #include "fleet/kv_transfer.h"
-#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 
 namespace fleetsim {
 
-// One instance this rank simulates, with what its steps leave for the calling thread.
+// One instance this rank simulates, with what its steps leave for the shard.
 struct InstanceShard::Local {
   int32_t id = 0;
   int32_t group = 0;
   std::unique_ptr<FleetEngine> engine;  // one engine, or a data-parallel one's ranks
   std::vector<output::StepRow> steps;
-  std::vector<TokenTally> tally;  // written by the instance's thread, drained after a pass
+  std::vector<TokenTally> tally;  // drained after a pass
   output::InstanceRow row{};
   // Prefill/decode disaggregation. A prefill instance keeps each request as routed until
-  // it hands it over; the hand-offs (written by its thread, drained after a pass); the
+  // it hands it over; the hand-offs (drained after a pass); the
   // ends of its transfers, by link, that may still be in flight. A decode instance keeps
   // each request's prefill leg until its record settles.
   std::unordered_map<int64_t, RoutedRequest> to_hand_off;
@@ -34,10 +33,10 @@ struct InstanceShard::Local {
   std::unordered_map<int64_t, PrefillLeg> legs;
   // Scratch of one pass, meaningless between passes (so not saved), and no memory of its
   // own: its arrivals in Deliver's list (the first and last, chained through
-  // InstanceShard::next_arrival_), its settled rows and token tallies in its thread's
-  // lists (Settle), and its next event, load and steps as its thread left them (Snapshot).
+  // InstanceShard::next_arrival_), its settled rows and token tallies in the pass's
+  // lists (Settle), and its next event, load and steps as its engine left them (Snapshot).
   int32_t first_arrival = -1, last_arrival = -1;
-  int32_t pass_thread = 0, rows_begin = 0, rows_count = 0, tallies_begin = 0, tallies_count = 0;
+  int32_t rows_begin = 0, rows_count = 0, tallies_begin = 0, tallies_count = 0;
   SimTime next_event = kNever;
   InstanceLoad load;
   int64_t steps_now = 0;
@@ -59,8 +58,6 @@ InstanceShard::InstanceShard(const FleetSetup& fleet, std::vector<int32_t> owner
       delays_(DelaysOf(fleet.cluster)),
       timeseries_(fleet.cluster.groups.size(),
                   std::max<SimTime>(1, SecondsToSimTime(fleet.cluster.timeseries_interval_s))) {
-  pass_lists_.resize(options_.team != nullptr ? static_cast<std::size_t>(options_.team->size())
-                                              : 1);
   local_of_.assign(fleet_.instances.size(), -1);
   for (std::size_t i = 0; i < owner_of_.size(); ++i) {
     if (owner_of_[i] != rank) continue;
@@ -131,23 +128,14 @@ void InstanceShard::Pass(const std::vector<int32_t>& locals, const Owned& owned,
   const auto instance = [this](int32_t local) -> Local& {
     return *locals_[static_cast<std::size_t>(local)];
   };
-  if (options_.team == nullptr) {
-    // Alone, each instance in one go, while its state is in the cache.
-    for (const int32_t local : locals) {
-      owned(instance(local), 0);
-      then(local);
-    }
-  } else {
-    // Each instance on the same thread every time: its state stays in that core's caches.
-    options_.team->For(
-        locals.size(), [&](std::size_t i) { return locals[i]; },
-        [&](std::size_t i, std::size_t thread) { owned(instance(locals[i]), thread); });
-    for (const int32_t local : locals)
-      then(local);
+  // Each instance in one go, while its state is in the cache.
+  for (const int32_t local : locals) {
+    owned(instance(local));
+    then(local);
   }
-  for (PassLists& lists : pass_lists_) {
-    lists.rows.clear();
-    lists.tallies.clear();
+  {
+    pass_lists_.rows.clear();
+    pass_lists_.tallies.clear();
   }
 }
 
@@ -173,7 +161,7 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
   }
   Pass(
       delivered_,
-      [this, &arrivals](Local& instance, std::size_t) {
+      [this, &arrivals](Local& instance) {
         ArriveAll(instance, arrivals);
         Snapshot(instance);
       },
@@ -267,9 +255,9 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
   }
   Pass(
       active_,
-      [this, until](Local& instance, std::size_t thread) {
+      [this, until](Local& instance) {
         instance.engine->RunUntil(until);
-        Settle(instance, thread);
+        Settle(instance);
         Snapshot(instance);
       },
       [this, &ledger](int32_t local) {
@@ -282,9 +270,8 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
       });
 }
 
-void InstanceShard::Settle(Local& instance, std::size_t thread) {
-  PassLists& lists = pass_lists_[thread];
-  instance.pass_thread = static_cast<int32_t>(thread);
+void InstanceShard::Settle(Local& instance) {
+  PassLists& lists = pass_lists_;
   instance.tallies_begin = static_cast<int32_t>(lists.tallies.size());
   lists.tallies.insert(lists.tallies.end(), instance.tally.begin(), instance.tally.end());
   instance.tallies_count = static_cast<int32_t>(instance.tally.size());
@@ -337,7 +324,7 @@ void InstanceShard::Merge(int32_t local, RequestLedger& ledger) {
   Queued& queued = queued_[static_cast<std::size_t>(local)];
   steps_ += instance.steps_now - queued.steps_seen;
   queued.steps_seen = instance.steps_now;
-  const PassLists& lists = pass_lists_[static_cast<std::size_t>(instance.pass_thread)];
+  const PassLists& lists = pass_lists_;
   for (int32_t i = 0; i < instance.tallies_count; ++i) {
     const TokenTally& t = lists.tallies[static_cast<std::size_t>(instance.tallies_begin + i)];
     timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
@@ -450,9 +437,9 @@ void InstanceShard::Finish(RequestLedger& ledger) {
   std::iota(all.begin(), all.end(), 0);
   Pass(
       all,
-      [this](Local& instance, std::size_t thread) {
+      [this](Local& instance) {
         instance.engine->FlushPending();
-        Settle(instance, thread);
+        Settle(instance);
         Snapshot(instance);
         instance.row.steps = instance.engine->steps();
         instance.row.busy_ns = instance.engine->busy_time();
@@ -523,7 +510,7 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   // LoadInstance (docs/CHECKPOINT.md), then update this size. (A pass's scratch -- the
   // arrivals' chain, the settled rows' place, the snapshot -- is not state: unused between
   // passes, the snapshot remade by Restored.)
-  static_assert(sizeof(Local) == 648, "InstanceShard::Local changed: save the new field");
+  static_assert(sizeof(Local) == 640, "InstanceShard::Local changed: save the new field");
   const Local& local =
       *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
   // At a window boundary the window's hand-offs have gone to their decode instances.

@@ -1,12 +1,12 @@
 // The instances one rank simulates: their engines, the event queue that says which have
 // something to do before a time, delivering routed requests to them, advancing them to a
-// window's end in parallel on TBB threads, and collecting what their steps left (request
-// rows into the ledger, tokens and state samples into /timeseries, /steps rows, per-
-// instance totals for /instances).
+// window's end, and collecting what their steps left (request rows into the ledger,
+// tokens and state samples into /timeseries, /steps rows, per-instance totals for
+// /instances).
 //
-// Instances share only read-only cost tables (whose out-of-grid counter is atomic), so
-// they advance independently; everything they leave is collected afterwards, on the
-// calling thread, in instance order.
+// Instances share only read-only cost tables (whose out-of-grid counter is atomic, as the
+// ranks that are threads of one process share them), so they advance independently;
+// everything they leave is collected afterwards, in instance order.
 //
 //   InstanceShard shard(fleet, fleet.Partition(size), rank, options);
 //   shard.Deliver(ParseRoutedRequests(received));    // any order: taken by (time, id)
@@ -31,11 +31,8 @@
 
 namespace fleetsim {
 
-class ThreadTeam;
-
 struct InstanceShardOptions {
-  ThreadTeam* team = nullptr;  // the threads advancing instances (none: the caller alone)
-  bool trace_steps = false;    // keep one /steps row per engine step
+  bool trace_steps = false;  // keep one /steps row per engine step
 };
 
 class InstanceShard {
@@ -103,23 +100,18 @@ class InstanceShard {
 
  private:
   struct Local;
-  // A pass over `locals`: owned(instance, thread) on the instance's own thread (the
-  // team's, thread_team.h; the caller's without one), then then(local) on the calling
-  // thread in the order given; the pass's lists (PassLists) are emptied after.
+  // A pass over `locals`, in the order given: owned(instance), then then(local); the
+  // pass's lists (PassLists) are emptied after.
   template <typename Owned, typename Then>
   void Pass(const std::vector<int32_t>& locals, const Owned& owned, const Then& then);
-  // On the instance's own thread: its arrivals (chained in `arrivals`) handed to its
-  // engine (Deliver).
+  // Its arrivals (chained in `arrivals`) handed to its engine (Deliver).
   void ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals);
-  // On the instance's own thread, after its engine moved: its settled requests as ledger
-  // rows and its token tallies, into thread `thread`'s lists, and its next event and load
-  // (Snapshot) -- so that the calling thread reads these few fields and never the
-  // engine's state, which then stays in that thread's core (a line written by another
-  // core costs a transfer between the cores on the next touch).
-  void Settle(Local& instance, std::size_t thread);
+  // After its engine moved: its settled requests as ledger rows and its token tallies,
+  // into the pass's lists, and its next event and load (Snapshot), which the event queue
+  // and the load changes read instead of the engine's state.
+  void Settle(Local& instance);
   void Snapshot(Local& instance);
-  // On the calling thread, in instance order: what Settle left into the ledger, tokens
-  // into /timeseries.
+  // In instance order: what Settle left into the ledger, tokens into /timeseries.
   void Merge(int32_t local, RequestLedger& ledger);
   // Puts the instance in the event queue at its snapshot's next event.
   void Requeue(int32_t local);
@@ -141,8 +133,7 @@ class InstanceShard {
   std::vector<int32_t> active_;
   std::vector<int32_t> delivered_;     // locals with arrivals in Deliver
   std::vector<int32_t> next_arrival_;  // Deliver's arrivals, chained per instance
-  // A pass's settled requests and token tallies, one list each per thread (Settle), read
-  // in instance order (Merge).
+  // A pass's settled requests and token tallies (Settle), read in instance order (Merge).
   struct SettledRow {
     output::RequestRow row;
     int32_t group, prefill_group;
@@ -151,10 +142,9 @@ class InstanceShard {
     std::vector<SettledRow> rows;
     std::vector<TokenTally> tallies;
   };
-  std::vector<PassLists> pass_lists_;
-  // What only the calling thread reads and writes of each instance, by local index, apart
-  // from the instances' own state (which their threads write): so that no line of it
-  // moves between the cores.
+  PassLists pass_lists_;
+  // What the shard keeps of each instance, by local index, apart from the instance's own
+  // state: the event queue's key and the load last reported.
   struct Queued {
     SimTime key = kNever;   // its next event time as the event queue knows it
     InstanceLoad reported;  // its load in the last TakeLoadChanges

@@ -12,7 +12,8 @@ namespace fleetsim {
 // Sent as raw bytes between ranks of the same binary.
 static_assert(std::is_trivially_copyable_v<LoadChange>);
 
-std::vector<LoadChange> ExchangeLoadChanges(const std::vector<LoadChange>& mine, MPI_Comm comm) {
+std::vector<LoadChange> ExchangeLoadChanges(const std::vector<LoadChange>& mine,
+                                            const comm::Comm& comm) {
   const int size = comm::SizeOf(comm);
   if (size == 1) return mine;
   std::vector<std::byte> bytes(mine.size() * sizeof(LoadChange));

@@ -9,13 +9,13 @@
 
 #include <vector>
 
-#include <mpi.h>
-
+#include "comm/communicator.h"
 #include "fleet/router.h"
 
 namespace fleetsim {
 
 // Collective: every rank's `mine`, concatenated in rank order, on every rank.
-std::vector<LoadChange> ExchangeLoadChanges(const std::vector<LoadChange>& mine, MPI_Comm comm);
+std::vector<LoadChange> ExchangeLoadChanges(const std::vector<LoadChange>& mine,
+                                            const comm::Comm& comm);
 
 }  // namespace fleetsim

@@ -26,7 +26,7 @@ void RequestLedger::Add(const output::RequestRow& row, int32_t group, int32_t pr
   ++settled_;
 }
 
-std::vector<output::SummaryRow> RequestLedger::Summaries(MPI_Comm comm) {
+std::vector<output::SummaryRow> RequestLedger::Summaries(const comm::Comm& comm) {
   std::vector<output::SummaryRow> rows;
   for (std::vector<SummaryBuilder>* builders : {&groups_, &models_}) {
     for (SummaryBuilder& s : *builders) {

@@ -16,9 +16,8 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
 #include "cluster/cluster_config.h"
+#include "comm/communicator.h"
 #include "fleet/fleet_metrics.h"
 #include "output/run_tables.h"
 
@@ -42,7 +41,7 @@ class RequestLedger {
 
   // Collective over `comm` (once): the summary rows -- per group, per model (more than
   // one), then "fleet" -- on every rank.
-  std::vector<output::SummaryRow> Summaries(MPI_Comm comm);
+  std::vector<output::SummaryRow> Summaries(const comm::Comm& comm);
 
   // The rows kept and the summaries so far (docs/CHECKPOINT.md); LoadMerge adds a saved
   // ledger to this one -- a run restarted on fewer ranks merges several ranks'.

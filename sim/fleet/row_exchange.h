@@ -4,21 +4,24 @@
 // Every index must be present exactly once over all ranks (checked: nothing lost, nothing
 // twice).
 //
-//   OrderedRows<RequestRow> mine = ExchangeRowsByIndex(rows, [](auto& r) { return r.id; },
-//                                                      total, comm);
-//   file.WriteTable("/requests", schema, mine.rows.data(), mine.offset, mine.size(), total);
+//   OrderedRows<RequestRow> mine = JoinProcessRows(
+//       ExchangeRowsByIndex(rows, [](auto& r) { return r.id; }, total, comm), comm);
+//   if (comm.lead())
+//     file.WriteTable("/requests", schema, mine.rows.data(), mine.offset, mine.size(), total);
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "comm/collectives.h"
+#include "comm/communicator.h"
 
 namespace fleetsim {
 
@@ -35,7 +38,7 @@ inline int64_t BlockBegin(int64_t total, int rank, int size) {
 
 template <typename Row, typename IndexOf>
 OrderedRows<Row> ExchangeRowsByIndex(const std::vector<Row>& rows, IndexOf index_of, int64_t total,
-                                     MPI_Comm comm) {
+                                     const comm::Comm& comm) {
   static_assert(std::is_trivially_copyable_v<Row>);
   const int size = comm::SizeOf(comm);
   const int rank = comm::RankOf(comm);
@@ -76,6 +79,27 @@ OrderedRows<Row> ExchangeRowsByIndex(const std::vector<Row>& rows, IndexOf index
     std::memcpy(&result.rows[slot], received.data() + at + sizeof index, sizeof(Row));
   }
   return result;
+}
+
+// A process's ranks (threads, comm/communicator.h) hold consecutive blocks of the table:
+// on its lead thread, their rows joined in rank order, to be written as one hyperslab;
+// nothing on the other threads. Collective over `comm`; where a rank is a process, `mine`.
+template <typename Row>
+OrderedRows<Row> JoinProcessRows(OrderedRows<Row> mine, const comm::Comm& comm) {
+  comm::LocalRanks* local = comm.local();
+  if (!local) return mine;
+  OrderedRows<Row> joined;
+  local->Meet(comm.thread(), "join rows", &mine, [&](std::span<const void* const> parts) {
+    joined.offset = mine.offset;
+    joined.rows = std::move(mine.rows);  // parts[0]: this thread's own
+    for (std::size_t t = 1; t < parts.size(); ++t) {
+      const auto& part = *static_cast<const OrderedRows<Row>*>(parts[t]);
+      if (part.offset != joined.offset + joined.size())
+        throw std::logic_error("a process's ranks hold blocks that are not consecutive");
+      joined.rows.insert(joined.rows.end(), part.rows.begin(), part.rows.end());
+    }
+  });
+  return joined;
 }
 
 }  // namespace fleetsim

@@ -8,37 +8,42 @@
 
 namespace fleetsim {
 
+template <typename Row>
+void RunWriter::Write(const char* name, const output::TableSchema& schema,
+                      const std::vector<Row>& rows, int64_t offset, int64_t total) {
+  comm::OnEveryRank(comm_, [&] {
+    if (file_)
+      file_->WriteTable(name, schema, rows.data(), offset, static_cast<int64_t>(rows.size()),
+                        total);
+  });
+}
+
 void RunWriter::WriteRequests(const std::vector<output::RequestRow>& mine, int64_t total) {
   OrderedRows<output::RequestRow> ordered;
   comm::OnEveryRank(comm_, [&] {
-    ordered = ExchangeRowsByIndex(
-        mine, [](const output::RequestRow& r) { return r.id; }, total, comm_);
+    ordered =
+        JoinProcessRows(ExchangeRowsByIndex(
+                            mine, [](const output::RequestRow& r) { return r.id; }, total, comm_),
+                        comm_);
   });
-  comm::OnEveryRank(comm_, [&] {
-    file_.WriteTable("/requests", output::RequestSchema(), ordered.rows.data(), ordered.offset,
-                     ordered.size(), total);
-  });
+  Write("/requests", output::RequestSchema(), ordered.rows, ordered.offset, total);
 }
 
 void RunWriter::WriteInstances(const std::vector<output::InstanceRow>& mine, int64_t total) {
   OrderedRows<output::InstanceRow> ordered;
   comm::OnEveryRank(comm_, [&] {
-    ordered = ExchangeRowsByIndex(
-        mine, [](const output::InstanceRow& r) { return int64_t{r.id}; }, total, comm_);
+    ordered = JoinProcessRows(
+        ExchangeRowsByIndex(
+            mine, [](const output::InstanceRow& r) { return int64_t{r.id}; }, total, comm_),
+        comm_);
   });
-  comm::OnEveryRank(comm_, [&] {
-    file_.WriteTable("/instances", output::InstanceSchema(), ordered.rows.data(), ordered.offset,
-                     ordered.size(), total);
-  });
+  Write("/instances", output::InstanceSchema(), ordered.rows, ordered.offset, total);
 }
 
 void RunWriter::WriteSummary(const std::vector<output::SummaryRow>& rows) {
   const int64_t total = static_cast<int64_t>(rows.size());
-  const bool writer = comm::RankOf(comm_) == 0;
-  comm::OnEveryRank(comm_, [&] {
-    file_.WriteTable("/summary", output::SummarySchema(), rows.data(), 0, writer ? total : 0,
-                     total);
-  });
+  static const std::vector<output::SummaryRow> kNone;
+  Write("/summary", output::SummarySchema(), comm::RankOf(comm_) == 0 ? rows : kNone, 0, total);
 }
 
 void RunWriter::WriteTimeseries(const Timeseries& series, const std::vector<std::string>& groups,
@@ -46,10 +51,7 @@ void RunWriter::WriteTimeseries(const Timeseries& series, const std::vector<std:
   // The rows are on rank 0; every rank needs the count.
   const std::vector<output::TimeseriesRow> rows = series.Reduce(groups, comm_, sums);
   const int64_t total = comm::AllReduceMax(static_cast<int64_t>(rows.size()), comm_);
-  comm::OnEveryRank(comm_, [&] {
-    file_.WriteTable("/timeseries", output::TimeseriesSchema(), rows.data(), 0,
-                     static_cast<int64_t>(rows.size()), total);
-  });
+  Write("/timeseries", output::TimeseriesSchema(), rows, 0, total);
 }
 
 void RunWriter::WriteSteps(const std::vector<InstanceShard::StepRows>& mine, int64_t instances) {
@@ -73,20 +75,20 @@ void RunWriter::WriteSteps(const std::vector<InstanceShard::StepRows>& mine, int
   }
   OrderedRows<IndexedStep> ordered;
   comm::OnEveryRank(comm_, [&] {
-    ordered = ExchangeRowsByIndex(
-        indexed, [](const IndexedStep& s) { return s.index; }, first.back(), comm_);
+    ordered = JoinProcessRows(
+        ExchangeRowsByIndex(
+            indexed, [](const IndexedStep& s) { return s.index; }, first.back(), comm_),
+        comm_);
   });
   std::vector<output::StepRow> rows;
   rows.reserve(ordered.rows.size());
   for (const IndexedStep& s : ordered.rows)
     rows.push_back(s.row);
-  comm::OnEveryRank(comm_, [&] {
-    file_.WriteTable("/steps", output::StepSchema(), rows.data(), ordered.offset, ordered.size(),
-                     first.back());
-  });
+  Write("/steps", output::StepSchema(), rows, ordered.offset, first.back());
 }
 
-RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, MPI_Comm comm) {
+RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid,
+                          const comm::Comm& comm) {
   std::array<int64_t, 4> sums = {mine.requests_read, mine.steps, mine.gateway_decisions,
                                  mine.out_of_grid};
   comm::AllReduceSum(sums, comm);
@@ -94,7 +96,11 @@ RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, M
 }
 
 std::string PlacementText(const std::vector<int32_t>& owner, int ranks, int threads) {
-  const std::string per_rank = " (" + std::to_string(threads) + " TBB thread(s) per rank)";
+  const std::string t = std::to_string(threads);
+  const std::string per_rank =
+      threads <= 1 ? " (a rank per process)"
+                   : " (" + t + " threads per process, each a rank: rank r is thread r mod " + t +
+                         " of process r / " + t + ")";
   // FleetSetup::Partition's round robin, in a line rather than every id.
   bool round_robin = ranks > 1 && owner.size() > static_cast<std::size_t>(ranks);
   for (std::size_t i = 0; round_robin && i < owner.size(); ++i)
@@ -131,7 +137,7 @@ std::string PlacementText(const std::vector<int32_t>& owner, int ranks, int thre
 }
 
 void WriteProvenance(output::Hdf5File& file, const RunProvenance& p, const FleetRunStats& stats,
-                     MPI_Comm comm) {
+                     const comm::Comm& comm) {
   // Only the reader rank knows the workload's format and skipped lines.
   const std::string format = comm::BroadcastString(p.workload_format, comm);
   std::array<int64_t, 1> skipped = {p.skipped_bad_lines};

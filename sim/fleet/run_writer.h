@@ -4,7 +4,7 @@
 // how the run was spread. Each collective step is agreed on (comm/error_agreement.h): a
 // rank that fails in one stops every rank there, none waits in the next.
 //
-//   RunWriter writer(file, comm);
+//   RunWriter writer(comm.lead() ? &file : nullptr, comm);
 //   writer.WriteRequests(ledger.rows(), total_requests);
 //   writer.WriteInstances(shard.InstanceRows(), instances);
 //   ...
@@ -15,8 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
+#include "comm/communicator.h"
 #include "fleet/instance_shard.h"
 #include "fleet/timeseries.h"
 #include "output/hdf5_file.h"
@@ -39,9 +38,11 @@ struct FleetRunStats {
   double meeting_time_s = 0;
 };
 
+// Where a process's ranks are threads (comm/communicator.h), their rows meet on its lead
+// thread, the one that holds the file; the others pass a null file.
 class RunWriter {
  public:
-  RunWriter(output::Hdf5File& file, MPI_Comm comm) : file_(file), comm_(comm) {}
+  RunWriter(output::Hdf5File* file, const comm::Comm& comm) : file_(file), comm_(comm) {}
 
   // This rank's rows (any ids, any order); every id in [0, total) once over the ranks.
   void WriteRequests(const std::vector<output::RequestRow>& mine, int64_t total);
@@ -54,8 +55,13 @@ class RunWriter {
   void WriteSteps(const std::vector<InstanceShard::StepRows>& mine, int64_t instances);
 
  private:
-  output::Hdf5File& file_;
-  MPI_Comm comm_;
+  // Writes `rows` at `offset` of a table of `total` on the lead thread, agreed on by all.
+  template <typename Row>
+  void Write(const char* name, const output::TableSchema& schema, const std::vector<Row>& rows,
+             int64_t offset, int64_t total);
+
+  output::Hdf5File* file_;
+  comm::Comm comm_;
 };
 
 // The counters of a run as one rank holds them; SumOverRanks gives the run's.
@@ -67,12 +73,14 @@ struct RankCounters {
 };
 // Collective: the counters summed over the ranks. `setup_out_of_grid` (lookups every rank
 // made alike while building the fleet) is counted once.
-RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid, MPI_Comm comm);
+RankCounters SumOverRanks(const RankCounters& mine, int64_t setup_out_of_grid,
+                          const comm::Comm& comm);
 
-// "rank 0: 0-31 | rank 1: 32-63 (1 TBB thread(s) per rank)", from the rank of every
+// "rank 0: 0-31 | rank 1: 32-63 (a rank per process)", from the rank of every
 // instance; the round robin of FleetSetup::Partition is named in a line ("instance i on
 // rank i mod 2, instances 0-63 (...)"), and another fragmented placement is summarised
-// as instances per rank.
+// as instances per rank. `ranks` counts every rank, `threads` the ranks (threads) of each
+// process.
 std::string PlacementText(const std::vector<int32_t>& owner_of, int ranks, int threads);
 
 // What /provenance records of the job around the run (README, "Output").
@@ -97,6 +105,6 @@ struct RunProvenance {
 };
 // Collective: /provenance's attributes and texts.
 void WriteProvenance(output::Hdf5File& file, const RunProvenance& provenance,
-                     const FleetRunStats& stats, MPI_Comm comm);
+                     const FleetRunStats& stats, const comm::Comm& comm);
 
 }  // namespace fleetsim

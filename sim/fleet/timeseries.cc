@@ -51,7 +51,7 @@ void Timeseries::ForgetSamplesAfter(SimTime t) {
 }
 
 std::vector<output::TimeseriesRow> Timeseries::Reduce(const std::vector<std::string>& group_names,
-                                                      MPI_Comm comm,
+                                                      const comm::Comm& comm,
                                                       const std::vector<GroupSum>& sums) const {
   const int64_t first = comm::AllReduceMin(
       buckets_.empty() ? std::numeric_limits<int64_t>::max() : buckets_.begin()->first, comm);

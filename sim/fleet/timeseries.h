@@ -17,8 +17,7 @@
 #include <string>
 #include <vector>
 
-#include <mpi.h>
-
+#include "comm/communicator.h"
 #include "core/checkpoint_io.h"
 #include "core/sim_time.h"
 #include "engine/token_tally.h"
@@ -63,7 +62,7 @@ class Timeseries {
     std::vector<std::size_t> groups;
   };
   std::vector<output::TimeseriesRow> Reduce(const std::vector<std::string>& group_names,
-                                            MPI_Comm comm,
+                                            const comm::Comm& comm,
                                             const std::vector<GroupSum>& sums = {}) const;
 
  private:

@@ -35,7 +35,7 @@ TEST(MpiRuntime, EveryRankContributesToAnAllGather) {
 }
 
 TEST(MpiRuntime, GrantsFunneledThreadSupport) {
-  // TBB threads work inside a rank; only the main thread calls MPI.
+  // Threads work inside a process; only the main thread calls MPI.
   EXPECT_GE(g_mpi->thread_level(), MPI_THREAD_FUNNELED);
 }
 

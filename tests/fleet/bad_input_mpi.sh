@@ -6,6 +6,7 @@
 # and no output file. The generator's error is the one one reader meets, at every rank
 # count: a rank with no gateway of its own (3 ranks, 2 gateways) reads no further ahead
 # than the others, so with the arrivals 5e8 s apart the time series' limit is met first.
+# The same at 2 and 3 threads a process, each thread a rank.
 #   bad_input_mpi.sh <fleetsim> <mpiexec>
 set -uo pipefail
 fleetsim=$1 mpiexec=$2
@@ -58,4 +59,14 @@ for ranks in 1 2 3; do
     --rate-scale 0.000000005
   check "$ranks" "timeseries.interval_s: the run reaches 500000000.05 s" \
     --workload "$work/slow.yaml" --rate-scale 0.00000002
+done
+# Threads are ranks too (comm/communicator.h): the same one line, whichever thread of
+# which process meets the error (the generator's is met by the threads that read).
+for spec in 1:2 2:2 1:3; do
+  ranks=${spec%%:*} threads=${spec##*:}
+  check "$ranks" "bad.jsonl:251: input_tokens" --workload "$work/bad.jsonl" --threads "$threads"
+  check "$ranks" "--rate-scale: puts an arrival at 2e+09 s" --workload "$work/slow.yaml" \
+    --rate-scale 0.000000005 --threads "$threads"
+  check "$ranks" "timeseries.interval_s: the run reaches 500000000.05 s" \
+    --workload "$work/slow.yaml" --rate-scale 0.00000002 --threads "$threads"
 done

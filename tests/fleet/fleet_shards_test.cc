@@ -17,7 +17,6 @@
 #include "fleet/instance_shard.h"
 #include "fleet/request_ledger.h"
 #include "fleet/run_writer.h"
-#include "fleet/thread_team.h"
 #include "fleet/workload_reader.h"
 #include "perf/synthetic_bundle.h"
 #include "support/temp_file.h"
@@ -528,16 +527,16 @@ TEST(RunWriter, SetupLookupsCountOnceRankLookupsAdd) {
 }
 
 TEST(RunWriter, PlacementNamesEachRanksInstances) {
-  EXPECT_EQ(PlacementText({0, 0, 1, 1, 1}, 2, 1),
-            "rank 0: 0-1 | rank 1: 2-4 (1 TBB thread(s) per rank)");
-  EXPECT_EQ(PlacementText({0, 1, 0, 2}, 3, 4),
-            "rank 0: 0 2 | rank 1: 1 | rank 2: 3 (4 TBB thread(s) per rank)");
+  EXPECT_EQ(PlacementText({0, 0, 1, 1, 1}, 2, 1), "rank 0: 0-1 | rank 1: 2-4 (a rank per process)");
+  EXPECT_EQ(PlacementText({0, 1, 0, 3}, 4, 2),
+            "rank 0: 0 2 | rank 1: 1 | rank 2: | rank 3: 3 (2 threads per process, each a rank: "
+            "rank r is thread r mod 2 of process r / 2)");
   // The partition's round robin, in a line.
   std::vector<int32_t> alternating(20000);
   for (std::size_t i = 0; i < alternating.size(); ++i)
     alternating[i] = static_cast<int32_t>(i % 2);
   EXPECT_EQ(PlacementText(alternating, 2, 1),
-            "instance i on rank i mod 2, instances 0-19999 (1 TBB thread(s) per rank)");
+            "instance i on rank i mod 2, instances 0-19999 (a rank per process)");
   // Too fragmented for an attribute: instances per rank.
   std::vector<int32_t> threes(20000);
   for (std::size_t i = 0; i < threes.size(); ++i)
@@ -631,11 +630,10 @@ TEST_F(InstanceShardTest, ArrivalsInAnyOrderAndAnyWindowsGiveTheSameRows) {
   for (const auto& [id, row] : expected)
     EXPECT_STREQ(row.state, "finished") << id;
 
-  // The same requests delivered backwards, advanced in 50 ms windows, on two threads.
+  // The same requests delivered backwards, advanced in 50 ms windows.
   std::vector<RoutedRequest> reversed = Requests();
   std::reverse(reversed.begin(), reversed.end());
-  ThreadTeam team(2);
-  InstanceShard windowed(*fleet_, fleet_->Partition(1), 0, {.team = &team});
+  InstanceShard windowed(*fleet_, fleet_->Partition(1), 0, {});
   RequestLedger many(fleet_->cluster, fleet_->models, fleet_->model_of_group, true);
   windowed.Deliver(std::move(reversed));
   SimTime end = 0;
