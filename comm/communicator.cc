@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <sched.h>
 #include <string>
 #include <thread>
 
@@ -23,13 +24,16 @@ void Pause() {
 // A waiting thread spins -- on a virtual machine a sleeping one takes long to wake, 0.8 ms
 // on the 2-vCPU VM of bench/RESULTS.md (bench/probes/wake_latency.cc), more than a window's
 // work in the 1,024-instance benchmark -- offering its processor every kYieldEvery, and
-// sleeps only after kSpinBeforeSleep (a rank far behind the others, or sharing cores).
+// sleeps after kSpinBeforeSleep (a rank far behind the others). Where the node's threads
+// outnumber the processors, a spinning thread would only keep a working one off its
+// processor: there it sleeps at once (LocalRanks' `spin`).
 constexpr std::chrono::microseconds kYieldEvery{50};
-constexpr std::chrono::milliseconds kSpinBeforeSleep{20};
+constexpr std::chrono::microseconds kSpinBeforeSleep{20'000};
 
-// Spins while `still()`, then sleeps on `atom` while it holds `seen`.
+// Spins while `still()` for up to `spin`, then sleeps on `atom` while it holds `seen`.
 template <typename Atomic, typename Value, typename Still>
-void SpinThenSleep(const Atomic& atom, Value seen, const Still& still) {
+void SpinThenSleep(const Atomic& atom, Value seen, std::chrono::microseconds spin,
+                   const Still& still) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   Clock::time_point yielded = start;
@@ -37,7 +41,7 @@ void SpinThenSleep(const Atomic& atom, Value seen, const Still& still) {
     Pause();
     if (spins % 256 != 0) continue;
     const Clock::time_point now = Clock::now();
-    if (now - start > kSpinBeforeSleep) {
+    if (now - start > spin) {
       atom.wait(seen);
       seen = atom.load();
       continue;
@@ -51,10 +55,11 @@ void SpinThenSleep(const Atomic& atom, Value seen, const Still& still) {
 
 }  // namespace
 
-LocalRanks::LocalRanks(int threads)
+LocalRanks::LocalRanks(int threads, bool spin)
     : bytes(static_cast<std::size_t>(std::max(1, threads))),
       parts_(static_cast<std::size_t>(std::max(1, threads)), nullptr),
-      kinds_(parts_.size(), nullptr) {}
+      kinds_(parts_.size(), nullptr),
+      spin_(spin ? kSpinBeforeSleep : std::chrono::microseconds{0}) {}
 
 void LocalRanks::Meet(int thread, const char* kind, const void* mine,
                       const std::function<void(std::span<const void* const>)>& lead) {
@@ -70,7 +75,7 @@ void LocalRanks::Meet(int thread, const char* kind, const void* mine,
   }
   const int others = threads() - 1;
   int seen = arrived_.load(std::memory_order_acquire);
-  SpinThenSleep(arrived_, seen, [&] {
+  SpinThenSleep(arrived_, seen, spin_, [&] {
     seen = arrived_.load(std::memory_order_acquire);
     return seen < others && !broken_.load(std::memory_order_relaxed);
   });
@@ -93,7 +98,7 @@ void LocalRanks::Meet(int thread, const char* kind, const void* mine,
 }
 
 void LocalRanks::Wait(uint64_t generation) {
-  SpinThenSleep(generation_, generation,
+  SpinThenSleep(generation_, generation, spin_,
                 [&] { return generation_.load(std::memory_order_acquire) == generation; });
   // Released (the lead added 1) before or after a break (kBrokenStep): the meeting took
   // place. Broken alone: it never will.
@@ -107,6 +112,23 @@ void LocalRanks::Break() {
   arrived_.notify_all();
   generation_.fetch_add(kBrokenStep);
   generation_.notify_all();
+}
+
+int ProcessorsOfThisProcess() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+}
+
+bool ThreadsFitProcessors(int threads, MPI_Comm mpi) {
+  MPI_Comm node;
+  int processes = 1;
+  if (MPI_Comm_split_type(mpi, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &processes);
+    MPI_Comm_free(&node);
+  }
+  return int64_t{threads} * processes <= ProcessorsOfThisProcess();
 }
 
 Comm::Comm(MPI_Comm mpi) : mpi_(mpi) {

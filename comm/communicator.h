@@ -9,7 +9,7 @@
 // ranks are; helper threads inside one rank sped up its instances alone (bench/RESULTS.md,
 // "`--threads 2` on this VM").
 //
-//   comm::LocalRanks local(2);                  // shared by the process's threads
+//   comm::LocalRanks local(2, /*spin=*/true);   // shared by the process's threads
 //   std::thread helper([&] { Work(comm::Comm(MPI_COMM_WORLD, local, 1)); });
 //   Work(comm::Comm(MPI_COMM_WORLD, local, 0));  // the calling thread: thread 0
 //   helper.join();
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,7 +44,10 @@ struct LocalRanksBroken : std::runtime_error {
 // different ones are a bug, reported instead of reading one collective's part as another's.
 class LocalRanks {
  public:
-  explicit LocalRanks(int threads);
+  // With `spin`, a waiting thread spins for a while before it sleeps (communicator.cc
+  // says why); without, it sleeps at once -- where threads outnumber processors, spinning
+  // would only keep working threads off theirs.
+  LocalRanks(int threads, bool spin);
   LocalRanks(const LocalRanks&) = delete;
   LocalRanks& operator=(const LocalRanks&) = delete;
 
@@ -69,7 +73,16 @@ class LocalRanks {
   std::atomic<int> arrived_{0};
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> broken_{false};
+  std::chrono::microseconds spin_;  // how long a waiting thread spins before it sleeps
 };
+
+// The processors this process may run on: its affinity mask, which mpirun and srun set
+// when they bind a rank (Open MPI binds each of two or fewer ranks to one core).
+int ProcessorsOfThisProcess();
+// Collective over `mpi`: whether `threads` threads in each process of this node, all
+// running at once, fit the processors this process may run on (the node's processes are
+// taken to share them, as unbound or socket-bound ranks do).
+bool ThreadsFitProcessors(int threads, MPI_Comm mpi);
 
 class Comm {
  public:

@@ -43,6 +43,19 @@ FleetSetup BuildOnEveryRank(const ClusterConfig& cluster, MPI_Comm comm) {
   return std::move(*fleet);
 }
 
+// Each thread is a rank that waits for the others (comm/communicator.h): more of them than
+// a process's processors gives the same results, slowly.
+void WarnIfThreadsOutnumberProcessors(int threads, const comm::Comm& comm) {
+  const int64_t processors = comm::AllReduceMin(comm::ProcessorsOfThisProcess(), comm);
+  if (comm.rank() != 0 || threads <= processors) return;
+  std::fprintf(stderr,
+               "fleetsim: warning: --threads %d is more than the %lld processor(s) a process "
+               "may run on (its affinity: mpirun binds each of two or fewer ranks to one core; "
+               "--bind-to none, or srun's --cpus-per-task, gives it more): the threads, each "
+               "a rank, take turns, so the run is slower; the results are the same\n",
+               threads, static_cast<long long>(processors));
+}
+
 // --model must name a model some group serves: every request without one would be
 // rejected otherwise.
 void RequireServedModel(const std::string& model, const std::vector<std::string>& served) {
@@ -163,6 +176,7 @@ RunJobResult RunJobWith(const RunJob& given, MPI_Comm comm, std::optional<output
     for (const std::string& warning : fleet.warnings)
       std::fprintf(stderr, "fleetsim: warning: %s\n", warning.c_str());
   }
+  WarnIfThreadsOutnumberProcessors(job.fleet.threads, comm);
   WindowOptions window = job.window;
   comm::OnEveryRank(comm, [&] { RequireServedModel(window.default_model, fleet.models); });
   const std::optional<CheckpointManifest> restart = PrepareCheckpoints(job, workload, fleet, comm);

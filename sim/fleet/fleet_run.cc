@@ -652,7 +652,7 @@ FleetRunStats RunFleet(const FleetSetup& fleet, WorkloadSource* source,
     for (std::size_t t = 1; t < sources.size(); ++t)
       sources[t] = open_source();
   });
-  comm::LocalRanks local(threads);
+  comm::LocalRanks local(threads, comm::ThreadsFitProcessors(threads, comm));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
   std::vector<char> agreed(static_cast<std::size_t>(threads), 0);
   FleetRunStats stats;

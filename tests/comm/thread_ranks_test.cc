@@ -28,7 +28,7 @@ namespace {
 // thread 0 (the one that talks MPI). What a thread throws comes back by thread.
 template <typename Body>
 std::vector<std::exception_ptr> OnThreads(int threads, const Body& body) {
-  LocalRanks local(threads);
+  LocalRanks local(threads, ThreadsFitProcessors(threads, MPI_COMM_WORLD));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
   const auto rank = [&](int t) {
     try {
