@@ -97,13 +97,14 @@ void PrintResult(const RunOptions& options, const RunJobResult& result, int rank
   // Ranks that wait long for one another at the windows' meetings gain little from more of
   // them (bench/RESULTS.md, "Two ranks wait for each other").
   std::string meetings;
-  if (ranks > 1 && result.wall_s > 0) {
+  if (ranks * options.threads > 1 && result.wall_s > 0) {
     meetings = ", " + std::to_string(std::lround(100 * stats.meeting_time_s / result.wall_s)) +
                " % of it in the ranks' meetings";
   }
   std::printf(
       "%lld requests on %zu instances, %lld engine steps, %lld events (%.3g/s), %lld "
-      "windows, %lld out-of-grid lookups; %d rank(s) x %d thread(s), %.2f s wall%s\nwrote %s\n",
+      "windows, %lld out-of-grid lookups; %d process(es) x %d thread(s), each a rank, %.2f s "
+      "wall%s\nwrote %s\n",
       static_cast<long long>(stats.requests), result.instances, static_cast<long long>(stats.steps),
       static_cast<long long>(stats.events), static_cast<double>(stats.events) / result.wall_s,
       static_cast<long long>(stats.windows), static_cast<long long>(stats.out_of_grid), ranks,
