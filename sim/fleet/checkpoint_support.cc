@@ -20,7 +20,7 @@ static_assert(sizeof(GatewaysConfig) == 56, "GatewaysConfig changed: see the not
 static_assert(sizeof(EngineConfig) == 328, "EngineConfig changed: see the note above");
 static_assert(sizeof(ResolvedEngineConfig) == 568, "ResolvedEngineConfig changed: see above");
 static_assert(sizeof(SchedulerConfig) == 88, "SchedulerConfig changed: see the note above");
-static_assert(sizeof(InstanceShard) == 384, "InstanceShard changed: see the note above");
+static_assert(sizeof(InstanceShard) == 336, "InstanceShard changed: see the note above");
 static_assert(sizeof(GatewayShard) == 208, "GatewayShard changed: see the note above");
 static_assert(sizeof(RequestLedger) == 440, "RequestLedger changed: see the note above");
 static_assert(sizeof(Timeseries) == 72, "Timeseries changed: see the note above");

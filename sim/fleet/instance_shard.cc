@@ -33,10 +33,9 @@ struct InstanceShard::Local {
   std::unordered_map<int64_t, PrefillLeg> legs;
   // Scratch of one pass, meaningless between passes (so not saved), and no memory of its
   // own: its arrivals in Deliver's list (the first and last, chained through
-  // InstanceShard::next_arrival_), its settled rows and token tallies in the pass's
-  // lists (Settle), and its next event, load and steps as its engine left them (Snapshot).
+  // InstanceShard::next_arrival_), and its next event, load and steps as its engine left
+  // them (Snapshot).
   int32_t first_arrival = -1, last_arrival = -1;
-  int32_t rows_begin = 0, rows_count = 0, tallies_begin = 0, tallies_count = 0;
   SimTime next_event = kNever;
   InstanceLoad load;
   int64_t steps_now = 0;
@@ -132,10 +131,6 @@ void InstanceShard::Pass(const std::vector<int32_t>& locals, const Owned& owned,
   for (const int32_t local : locals) {
     owned(instance(local));
     then(local);
-  }
-  {
-    pass_lists_.rows.clear();
-    pass_lists_.tallies.clear();
   }
 }
 
@@ -255,29 +250,25 @@ void InstanceShard::AdvanceTo(SimTime until, RequestLedger& ledger) {
   }
   Pass(
       active_,
-      [this, until](Local& instance) {
+      [this, until, &ledger](Local& instance) {
         instance.engine->RunUntil(until);
-        Settle(instance);
+        Settle(instance, ledger);
         Snapshot(instance);
       },
-      [this, &ledger](int32_t local) {
+      [this](int32_t local) {
         Queued& queued = queued_[static_cast<std::size_t>(local)];
         queued.active = false;
         queued.key = kNever;  // forces the requeue
-        Merge(local, ledger);
+        CountSteps(local);
         Requeue(local);
         Touch(local);
       });
 }
 
-void InstanceShard::Settle(Local& instance) {
-  PassLists& lists = pass_lists_;
-  instance.tallies_begin = static_cast<int32_t>(lists.tallies.size());
-  lists.tallies.insert(lists.tallies.end(), instance.tally.begin(), instance.tally.end());
-  instance.tallies_count = static_cast<int32_t>(instance.tally.size());
+void InstanceShard::Settle(Local& instance, RequestLedger& ledger) {
+  for (const TokenTally& t : instance.tally)
+    timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
   instance.tally.clear();
-  std::vector<SettledRow>& settled = lists.rows;
-  instance.rows_begin = static_cast<int32_t>(settled.size());
   const int gateways = fleet_.cluster.gateways.count;
   std::vector<int32_t> dp_ranks;
   std::vector<RequestRecord> records = instance.engine->TakeRecords(dp_ranks);
@@ -297,14 +288,14 @@ void InstanceShard::Settle(Local& instance) {
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       row.prefill_instance = instance.id;
       instance.to_hand_off.erase(to_hand_off);
-      settled.push_back({row, instance.group, -1});
+      ledger.Add(row, instance.group, -1);
       continue;
     }
     const auto leg = instance.legs.find(record.id);
     if (leg == instance.legs.end()) {
       output::RequestRow row = RequestRowOf(record, instance.id, gateway, delays_);
       if (!dp_ranks.empty()) row.dp_rank = dp_ranks[i];
-      settled.push_back({row, instance.group, -1});
+      ledger.Add(row, instance.group, -1);
       continue;
     }
     // The prefill group's /summary row counts it too (docs/OUTPUT.md); the fleet's once.
@@ -312,27 +303,17 @@ void InstanceShard::Settle(Local& instance) {
         leg->second.instance >= 0
             ? fleet_.instances.at(static_cast<std::size_t>(leg->second.instance)).group
             : -1;
-    settled.push_back({DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
-                       instance.group, prefill_group});
+    ledger.Add(DisaggregatedRowOf(record, leg->second, instance.id, gateway, delays_),
+               instance.group, prefill_group);
     instance.legs.erase(leg);
   }
-  instance.rows_count = static_cast<int32_t>(settled.size()) - instance.rows_begin;
 }
 
-void InstanceShard::Merge(int32_t local, RequestLedger& ledger) {
+void InstanceShard::CountSteps(int32_t local) {
   const Local& instance = *locals_[static_cast<std::size_t>(local)];
   Queued& queued = queued_[static_cast<std::size_t>(local)];
   steps_ += instance.steps_now - queued.steps_seen;
   queued.steps_seen = instance.steps_now;
-  const PassLists& lists = pass_lists_;
-  for (int32_t i = 0; i < instance.tallies_count; ++i) {
-    const TokenTally& t = lists.tallies[static_cast<std::size_t>(instance.tallies_begin + i)];
-    timeseries_.AddTokens(t.bucket, instance.group, t.prompt_tokens, t.generated_tokens);
-  }
-  for (int32_t i = 0; i < instance.rows_count; ++i) {
-    const SettledRow& s = lists.rows[static_cast<std::size_t>(instance.rows_begin + i)];
-    ledger.Add(s.row, s.group, s.prefill_group);
-  }
 }
 
 SimTime InstanceShard::HandOff(Local& instance, const Request& request,
@@ -437,14 +418,14 @@ void InstanceShard::Finish(RequestLedger& ledger) {
   std::iota(all.begin(), all.end(), 0);
   Pass(
       all,
-      [this](Local& instance) {
+      [this, &ledger](Local& instance) {
         instance.engine->FlushPending();
-        Settle(instance);
+        Settle(instance, ledger);
         Snapshot(instance);
         instance.row.steps = instance.engine->steps();
         instance.row.busy_ns = instance.engine->busy_time();
       },
-      [this, &ledger](int32_t local) { Merge(local, ledger); });
+      [this](int32_t local) { CountSteps(local); });
 }
 
 std::vector<output::InstanceRow> InstanceShard::InstanceRows() const {
@@ -510,7 +491,7 @@ void InstanceShard::SaveInstance(int32_t id, CheckpointWriter& w) const {
   // LoadInstance (docs/CHECKPOINT.md), then update this size. (A pass's scratch -- the
   // arrivals' chain, the settled rows' place, the snapshot -- is not state: unused between
   // passes, the snapshot remade by Restored.)
-  static_assert(sizeof(Local) == 640, "InstanceShard::Local changed: save the new field");
+  static_assert(sizeof(Local) == 624, "InstanceShard::Local changed: save the new field");
   const Local& local =
       *locals_.at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(id))));
   // At a window boundary the window's hand-offs have gone to their decode instances.

@@ -100,25 +100,25 @@ class InstanceShard {
 
  private:
   struct Local;
-  // A pass over `locals`, in the order given: owned(instance), then then(local); the
-  // pass's lists (PassLists) are emptied after.
+  // A pass over `locals`, in the order given: owned(instance), then then(local).
   template <typename Owned, typename Then>
   void Pass(const std::vector<int32_t>& locals, const Owned& owned, const Then& then);
   // Its arrivals (chained in `arrivals`) handed to its engine (Deliver).
   void ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals);
-  // After its engine moved: its settled requests as ledger rows and its token tallies,
-  // into the pass's lists, and its next event and load (Snapshot), which the event queue
-  // and the load changes read instead of the engine's state.
-  void Settle(Local& instance);
+  // After its engine moved: its settled requests as rows into the ledger, its token
+  // tallies into /timeseries.
+  void Settle(Local& instance, RequestLedger& ledger);
+  // Its next event and load, which the event queue and the load changes read instead of
+  // the engine's state, and its steps.
   void Snapshot(Local& instance);
-  // In instance order: what Settle left into the ledger, tokens into /timeseries.
-  void Merge(int32_t local, RequestLedger& ledger);
+  // Adds the instance's new steps to the shard's count.
+  void CountSteps(int32_t local);
   // Puts the instance in the event queue at its snapshot's next event.
   void Requeue(int32_t local);
   void Touch(int32_t local);
   void AdvanceTo(SimTime until, RequestLedger& ledger);
   void Sample(const Timeseries::Sampler& sample) const;
-  // On the prefill instance's thread, when a request's first token is out: its transfer to
+  // On the prefill instance, when a request's first token is out: its transfer to
   // the decode instance the gateway chose, queued as a hand-off; returns when the KV is sent.
   SimTime HandOff(Local& instance, const Request& request, const RequestRecord& record);
 
@@ -133,16 +133,6 @@ class InstanceShard {
   std::vector<int32_t> active_;
   std::vector<int32_t> delivered_;     // locals with arrivals in Deliver
   std::vector<int32_t> next_arrival_;  // Deliver's arrivals, chained per instance
-  // A pass's settled requests and token tallies (Settle), read in instance order (Merge).
-  struct SettledRow {
-    output::RequestRow row;
-    int32_t group, prefill_group;
-  };
-  struct PassLists {
-    std::vector<SettledRow> rows;
-    std::vector<TokenTally> tallies;
-  };
-  PassLists pass_lists_;
   // What the shard keeps of each instance, by local index, apart from the instance's own
   // state: the event queue's key and the load last reported.
   struct Queued {
