@@ -1,9 +1,14 @@
 // The prefix cache's index: from a cached hash (with its KV-cache group) to the first block
 // cached under it (vLLM's BlockPool.cached_block_hash_to_block, first entry).
 //
-// Open addressing with linear probing. A slot is 16 bytes and holds the whole key (hash
-// and group) beside the block, so a lookup costs one cache miss: the slot's line, not the
-// block's state as well.
+// Open addressing with linear probing, in Robin Hood order: along a probe run, entries sit
+// in the order of their homes, so a lookup stops at the first entry that is nearer its home
+// than the key would be, and an erasure shifts back only the entries displaced behind it. A
+// slot is 16 bytes and holds the whole key (hash and group) and its distance from its home
+// beside the block, so a lookup costs one cache miss -- the slot's line, not the block's
+// state as well -- and moving entries hashes nothing. Keys whose hashes differ only in their
+// low 4 bits have adjacent homes (HomeOf), so a workload's run of consecutive blocks sits in
+// a few adjacent lines.
 //
 // The pool erases a key's entry when it evicts the key's only block (Erase, which leaves no
 // tombstone), so the table holds the cached keys and nothing else, and evicting costs the
@@ -25,6 +30,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -64,25 +70,24 @@ class PrefixIndex {
   // Stores `block` under `key`, which must be absent. A table that would be more than half
   // full first grows fourfold.
   void Insert(CacheKey key, BlockId block) {
+    FLEETSIM_CHECK(key.group >= 0 && key.group <= INT16_MAX, "a KV-cache group index");
     if (2 * (size_ + 1) > slots_.size()) Grow();
-    Place({key.hash, key.group, block});
+    Place({key.hash, static_cast<int16_t>(key.group), 0, block});
     ++size_;
   }
 
-  // Removes `key`'s entry, if any, closing the gap behind it (backward-shift deletion: each
-  // later entry of the probe run whose home allows moves up), so no tombstone is left.
+  // Removes `key`'s entry, if any, closing the gap behind it (backward-shift deletion: the
+  // entries after it that are not at their homes move up one), so no tombstone is left.
   void Erase(CacheKey key) {
     std::size_t hole = SlotOf(key);
     if (hole == kAbsent) return;
     for (std::size_t at = (hole + 1) & mask_; slots_[at].block != kNullBlock;
          at = (at + 1) & mask_) {
-      const std::size_t home = HomeOf({slots_[at].hash, slots_[at].group});
-      // The entry may fill the hole iff the hole lies on its probe path: from its home,
-      // cyclically, the hole comes no later than where it sits.
-      if (((at - home) & mask_) >= ((at - hole) & mask_)) {
-        slots_[hole] = slots_[at];
-        hole = at;
-      }
+      const std::size_t distance = DistanceAt(at);
+      if (distance == 0) break;
+      slots_[hole] = slots_[at];
+      slots_[hole].distance = Saturated(distance - 1);
+      hole = at;
     }
     slots_[hole] = Slot{};
     --size_;
@@ -124,22 +129,45 @@ class PrefixIndex {
  private:
   struct Slot {
     BlockHash hash = 0;
-    int32_t group = 0;
+    int16_t group = 0;
+    uint16_t distance = 0;       // from its home; kFar: that far or farther (HomeOf says)
     BlockId block = kNullBlock;  // kNullBlock: empty (the null block is never cached)
   };
   static_assert(sizeof(Slot) == 16);
   static constexpr std::size_t kAbsent = ~std::size_t{0};
   static constexpr std::size_t kMinSlots = 64;
+  static constexpr uint16_t kFar = UINT16_MAX;
 
+  // Keys equal but for their low 4 bits start in adjacent slots (from a line's start): a
+  // workload whose hashes put a block's index there (workload_gen::BlockHashOf) has a run
+  // of 16 consecutive blocks in a few adjacent lines, so caching, looking up or evicting a
+  // request's run costs a miss per 16 blocks rather than one per block. Other hashes are
+  // spread as evenly as before.
   std::size_t HomeOf(CacheKey key) const {
-    return static_cast<std::size_t>(Mix64(key.hash ^ Mix64(static_cast<uint64_t>(key.group)))) &
-           mask_;
+    const uint64_t run = Mix64((key.hash >> 4) ^ Mix64(static_cast<uint64_t>(key.group)));
+    return static_cast<std::size_t>((run & ~uint64_t{3}) + (key.hash & 15)) & mask_;
+  }
+
+  static uint16_t Saturated(std::size_t distance) {
+    return distance < kFar ? static_cast<uint16_t>(distance) : kFar;
+  }
+
+  // How far the entry at `at` sits from its home.
+  std::size_t DistanceAt(std::size_t at) const {
+    const Slot& slot = slots_[at];
+    if (slot.distance != kFar) return slot.distance;
+    return (at - HomeOf({slot.hash, slot.group})) & mask_;
   }
 
   std::size_t SlotOf(CacheKey key) const {
     if (size_ == 0) return kAbsent;
-    for (std::size_t at = HomeOf(key); slots_[at].block != kNullBlock; at = (at + 1) & mask_) {
-      if (slots_[at].hash == key.hash && slots_[at].group == key.group) return at;
+    std::size_t at = HomeOf(key);
+    for (std::size_t distance = 0; slots_[at].block != kNullBlock; ++distance) {
+      const Slot& slot = slots_[at];
+      if (slot.hash == key.hash && slot.group == key.group) return at;
+      // Robin Hood order: the key would sit here, before an entry nearer its own home.
+      if (DistanceAt(at) < distance) break;
+      at = (at + 1) & mask_;
     }
     return kAbsent;
   }
@@ -155,13 +183,24 @@ class PrefixIndex {
     }
   }
 
-  // Puts `slot` in the first empty slot from its key's home (there is one: the table is
-  // at most half full).
-  void Place(const Slot& slot) {
+  // Puts `slot` (its key absent) on its probe run in Robin Hood order: it takes the place of
+  // the first entry nearer its home than it is, which moves on the same way, until one
+  // reaches an empty slot (there is one: the table is at most half full).
+  void Place(Slot slot) {
     std::size_t at = HomeOf({slot.hash, slot.group});
-    while (slots_[at].block != kNullBlock)
-      at = (at + 1) & mask_;
-    slots_[at] = slot;
+    for (std::size_t distance = 0;; ++distance, at = (at + 1) & mask_) {
+      if (slots_[at].block == kNullBlock) {
+        slot.distance = Saturated(distance);
+        slots_[at] = slot;
+        return;
+      }
+      const std::size_t theirs = DistanceAt(at);
+      if (theirs < distance) {
+        slot.distance = Saturated(distance);
+        std::swap(slot, slots_[at]);
+        distance = theirs;
+      }
+    }
   }
 
   std::vector<Slot> slots_;

@@ -123,7 +123,7 @@ class IndependentRequests : public GeneratedWorkload {
     Rng rng(Stream(StreamPurpose::kLengths, i));
     const int64_t input = c.input_tokens->Sample(rng);
     r.output_tokens = c.output_tokens->Sample(rng);
-    PromptBuilder prompt(spec_.hash_block_size);
+    PromptBuilder prompt(spec_.hash_block_size, Stream(StreamPurpose::kPrompt, i));
     int64_t shared = 0;
     if (spec_.shared_prefix && rng.Uniform() < spec_.shared_prefix->fraction) {
       // A prompt shorter than the prefix is all prefix: its blocks still match others'.
@@ -199,7 +199,7 @@ class Sessions : public GeneratedWorkload {
     s.kind = ClassOf(s.id);
     Rng turns(Stream(StreamPurpose::kSessionTurns, s.id));
     s.turns = spec_.sessions->turns.Sample(turns);
-    s.prompt = PromptBuilder(spec_.hash_block_size);
+    s.prompt = PromptBuilder(spec_.hash_block_size, Stream(StreamPurpose::kSessionTurns, s.id));
     s.prompt.Append(Stream(StreamPurpose::kSystemPrompt), spec_.sessions->system_prompt_tokens);
     Enqueue(slot);
     next_start_ = arrivals_.Next();

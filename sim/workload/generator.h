@@ -12,7 +12,7 @@
 //                think_time_s: 5.0, system_prompt_tokens: 800}
 //     # optional, without sessions: requests (a fraction of them) open with a common prefix
 //     shared_prefix: {tokens: 512, fraction: 0.5}
-//     hash_block_size: 16    # optional: emit chained per-full-block prefix hashes
+//     hash_block_size: 16    # optional: emit per-full-block prefix hashes (generator_prompt.h)
 //     model: llama-3.1-8b    # optional: the model every request asks for (else none: any group)
 //     # optional: a mix of request classes, each its share (weight), model and lengths
 //     classes:

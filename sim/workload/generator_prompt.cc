@@ -1,43 +1,42 @@
 #include "workload/generator_prompt.h"
 
-#include <algorithm>
-
+#include "core/hash64.h"
 #include "workload/generator_random.h"
 
 namespace fleetsim::workload_gen {
 namespace {
 
-// The chain's starting value, so that the first block also has a predecessor.
-constexpr uint64_t kChainStart = 0x666c65657473696dULL;  // "fleetsim" in ASCII
+// Tags that keep the two kinds of names apart: a first piece's content id and a family.
+constexpr uint64_t kFirstPieceTag = 0x666c65657473696dULL;  // "fleetsim" in ASCII
+constexpr uint64_t kFamilyTag = 0x66616d696c790000ULL;      // "family"
+constexpr uint64_t kLowBits = 15;                           // a run of 16 shares the rest
 
 }  // namespace
 
+uint64_t BlockHashOf(uint64_t name, int64_t index) {
+  const uint64_t i = static_cast<uint64_t>(index);
+  return (HashCombine(name, i >> 4) & ~kLowBits) | (i & kLowBits);
+}
+
 void PromptBuilder::Append(uint64_t content_id, int64_t tokens) {
+  if (tokens <= 0) return;
+  if (!has_first_) {
+    has_first_ = true;
+    first_content_ = content_id;
+    first_tokens_ = tokens;
+  }
   tokens_ += tokens;
-  if (block_size_ > 0 && tokens > 0) unhashed_.push_back({content_id, 0, tokens});
 }
 
 const std::vector<uint64_t>& PromptBuilder::block_hashes() {
-  for (const Piece& whole : unhashed_) {
-    int64_t offset = 0;
-    while (offset < whole.length) {
-      const int64_t take = std::min(whole.length - offset, block_size_ - partial_tokens_);
-      partial_.push_back({whole.content_id, offset, take});
-      partial_tokens_ += take;
-      offset += take;
-      if (partial_tokens_ < block_size_) break;
-      uint64_t h = block_hashes_.empty() ? kChainStart : block_hashes_.back();
-      for (const Piece& piece : partial_) {
-        h = HashCombine(h, piece.content_id);
-        h = HashCombine(h, static_cast<uint64_t>(piece.offset));
-        h = HashCombine(h, static_cast<uint64_t>(piece.length));
-      }
-      block_hashes_.push_back(h);
-      partial_.clear();
-      partial_tokens_ = 0;
-    }
+  if (block_size_ <= 0) return block_hashes_;
+  const int64_t full = tokens_ / block_size_;
+  const int64_t inside_first = first_tokens_ / block_size_;
+  const uint64_t first = HashCombine(kFirstPieceTag, first_content_);
+  const uint64_t own = HashCombine(kFamilyTag, family_);
+  for (auto j = static_cast<int64_t>(block_hashes_.size()); j < full; ++j) {
+    block_hashes_.push_back(BlockHashOf(j < inside_first ? first : own, j));
   }
-  unhashed_.clear();
   return block_hashes_;
 }
 

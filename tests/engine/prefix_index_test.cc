@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/hash64.h"
+
 namespace fleetsim {
 namespace {
 
@@ -98,6 +100,102 @@ TEST(PrefixIndex, AgreesWithAnUnorderedMap) {
     for (const auto& [key, block] : reference)
       ASSERT_EQ(index.Find(key), block);
   }
+}
+
+// Runs of consecutive blocks as a generated workload hashes them (workload_gen::BlockHashOf:
+// a run of 16 shares all but the low 4 bits), cached in order and evicted tail first as
+// the pool does, many runs interleaved, against std::unordered_map: the runs' adjacent homes
+// make long probe runs, through which lookups, Robin Hood placement and backward shifts
+// must keep every key findable.
+TEST(PrefixIndex, RunsOfBlocksStayFindable) {
+  const auto key_of = [](uint64_t family, std::size_t j) {
+    const uint64_t i = j;
+    return CacheKey{(Mix64(family ^ (i >> 4)) & ~uint64_t{15}) | (i & 15), 0};
+  };
+  struct Run {
+    uint64_t family = 0;
+    std::size_t cached = 0;  // blocks 0 .. cached - 1 are in the index
+    std::size_t length = 0;  // blocks it ever had
+  };
+  std::mt19937_64 rng(7);
+  PrefixIndex index;
+  Keys keys;
+  std::unordered_map<CacheKey, BlockId, KeyHasher> reference;
+  std::vector<Run> runs;
+  for (int step = 0; step < 4000; ++step) {
+    if (rng() % 2 == 0 || runs.empty()) {
+      Run run{rng(), 1 + rng() % 60, 0};
+      run.length = run.cached;
+      for (std::size_t j = 0; j < run.cached; ++j) {
+        const CacheKey key = key_of(run.family, j);
+        const BlockId block = keys.Add(key);
+        index.Insert(key, block);
+        reference[key] = block;
+      }
+      runs.push_back(run);
+    } else {  // evicted from its end, as a request's blocks are
+      Run& run = runs[rng() % runs.size()];
+      for (std::size_t n = 1 + rng() % 20; n > 0 && run.cached > 0; --n) {
+        const CacheKey key = key_of(run.family, --run.cached);
+        index.Erase(key);
+        reference.erase(key);
+      }
+    }
+    ASSERT_EQ(index.size(), reference.size());
+    if (step % 97 == 0) {
+      for (const auto& [key, block] : reference)
+        ASSERT_EQ(index.Find(key), block) << "step " << step;
+      for (const Run& run : runs) {
+        for (std::size_t j = run.cached; j < run.length + 2; ++j)  // erased, or never there
+          ASSERT_EQ(index.Find(key_of(run.family, j)), kNullBlock) << "step " << step;
+      }
+    }
+  }
+}
+
+// SplitMix64's finalizer undone, so that a test can pick keys by where they land.
+uint64_t Unmix64(uint64_t x) {
+  const auto unshift = [](uint64_t y, int s) {  // undoes y = v ^ (v >> s)
+    uint64_t v = y;
+    for (int i = 0; i < 64 / s + 1; ++i)
+      v = y ^ (v >> s);
+    return v;
+  };
+  const auto inverse = [](uint64_t a) {  // modulo 2^64, by Newton's iteration
+    uint64_t v = a;
+    for (int i = 0; i < 6; ++i)
+      v *= 2 - a * v;
+    return v;
+  };
+  x = unshift(x, 31);
+  x *= inverse(0x94D049BB133111EBULL);
+  x = unshift(x, 27);
+  x *= inverse(0xBF58476D1CE4E5B9ULL);
+  return unshift(x, 30);
+}
+
+// More keys with one home than a slot's 16-bit distance can count: the far ones are
+// measured from their homes instead, and lookups and erasures still find every key. (A
+// trace's hashes are the workload's to choose; none may break the index.)
+TEST(PrefixIndex, KeysFartherThanADistanceCanSayAreFound) {
+  ASSERT_EQ(Mix64(Unmix64(0x1234'5678'9abc'def0ULL)), 0x1234'5678'9abc'def0ULL);
+  std::vector<CacheKey> crowd;
+  for (uint64_t i = 1; crowd.size() < 65'600; ++i) {
+    const uint64_t run = Unmix64(i << 40);  // home 0 in any table of up to 2^40 slots
+    if (run >> 60 == 0) crowd.push_back({run << 4, 0});
+  }
+  PrefixIndex index;
+  for (std::size_t k = 0; k < crowd.size(); ++k)
+    index.Insert(crowd[k], static_cast<BlockId>(k + 1));
+  for (std::size_t k = 0; k < crowd.size(); k += 101)
+    ASSERT_EQ(index.Find(crowd[k]), static_cast<BlockId>(k + 1)) << k;
+  EXPECT_EQ(index.Find({crowd.back().hash + (uint64_t{1} << 20), 0}), kNullBlock);
+  // Each erasure near the front shifts the whole crowd back by one.
+  for (std::size_t k = 0; k < crowd.size(); k += 1'311)
+    index.Erase(crowd[k]);
+  EXPECT_EQ(index.size(), crowd.size() - 51);
+  for (std::size_t k = 0; k < crowd.size(); k += 101)
+    ASSERT_EQ(index.Find(crowd[k]), k % 1'311 == 0 ? kNullBlock : static_cast<BlockId>(k + 1)) << k;
 }
 
 // The table grows fourfold, so a grown table is between an eighth and a half full;

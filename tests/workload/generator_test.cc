@@ -115,7 +115,7 @@ TEST(Generator, FingerprintIsPinned) {
   ASSERT_EQ(rs.size(), 2000u);
   EXPECT_EQ(rs[1].id, "s1-t0");
   EXPECT_EQ(rs[1].arrival, 990931597);
-  EXPECT_EQ(h, 4762999813510730903ULL);
+  EXPECT_EQ(h, 4551135829107050847ULL);  // hashes named by content and index (generator_prompt.h)
 }
 
 TEST(Generator, PoissonMeanGapIsOneOverRate) {
@@ -333,6 +333,20 @@ TEST(Generator, SessionsGrowTheirPromptsAndShareTheSystemPrompt) {
         ASSERT_EQ(it->second, id);
       }
     }
+  }
+  // A hash carries its block's index in its low 4 bits, and a run of 16 blocks of one
+  // name (the system prompt's, then the session's) shares the rest, which PrefixIndex
+  // turns into adjacent slots; a prompt's hashes all differ.
+  for (const auto& [id, turns] : sessions) {
+    const std::vector<uint64_t>& h = turns.back()->block_hashes;
+    EXPECT_EQ(std::set<uint64_t>(h.begin(), h.end()).size(), h.size());
+    for (size_t b = 0; b < h.size(); ++b) {
+      EXPECT_EQ(h[b] & 15, b & 15) << b;
+      if (b % 16 != 0 && b != 50) {
+        EXPECT_EQ(h[b] >> 4, h[b - 1] >> 4) << b;
+      }
+    }
+    EXPECT_NE(h[50] >> 4, h[49] >> 4);  // the session's own blocks begin
   }
 }
 
