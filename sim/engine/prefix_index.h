@@ -67,10 +67,10 @@ class PrefixIndex {
     if (!slots_.empty()) PrefetchLine(&slots_[HomeOf(key)]);
   }
 
-  // Stores `block` under `key`, which must be absent. A table that would be more than half
-  // full first grows fourfold.
+  // Stores `block` under `key`, which must be absent and whose group fits 16 bits (the
+  // pool checks both before it caches). A table that would be more than half full first
+  // grows fourfold.
   void Insert(CacheKey key, BlockId block) {
-    FLEETSIM_CHECK(key.group >= 0 && key.group <= INT16_MAX, "a KV-cache group index");
     if (2 * (size_ + 1) > slots_.size()) Grow();
     Place({key.hash, static_cast<int16_t>(key.group), 0, block});
     ++size_;

@@ -123,6 +123,7 @@ class IndependentRequests : public GeneratedWorkload {
     Rng rng(Stream(StreamPurpose::kLengths, i));
     const int64_t input = c.input_tokens->Sample(rng);
     r.output_tokens = c.output_tokens->Sample(rng);
+    // Its family: its own prompt's content id, unique to it like the request.
     PromptBuilder prompt(spec_.hash_block_size, Stream(StreamPurpose::kPrompt, i));
     int64_t shared = 0;
     if (spec_.shared_prefix && rng.Uniform() < spec_.shared_prefix->fraction) {
@@ -159,8 +160,8 @@ class Sessions : public GeneratedWorkload {
     int64_t turns = 0;
     int64_t next_turn = 0;
     SimTime next_arrival = 0;
-    PromptBuilder prompt{0};
-    RequestClass kind{};  // every turn of a conversation is of one class
+    PromptBuilder prompt{0, 0};  // replaced when the session starts
+    RequestClass kind{};         // every turn of a conversation is of one class
   };
   // A session's next turn in the heap: its key and the session's slot (a key moves
   // through the heap more cheaply than a conversation's history).
@@ -199,6 +200,7 @@ class Sessions : public GeneratedWorkload {
     s.kind = ClassOf(s.id);
     Rng turns(Stream(StreamPurpose::kSessionTurns, s.id));
     s.turns = spec_.sessions->turns.Sample(turns);
+    // Its family: a seed unique to the session (the one its turn count is drawn from).
     s.prompt = PromptBuilder(spec_.hash_block_size, Stream(StreamPurpose::kSessionTurns, s.id));
     s.prompt.Append(Stream(StreamPurpose::kSystemPrompt), spec_.sessions->system_prompt_tokens);
     Enqueue(slot);

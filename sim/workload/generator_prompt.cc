@@ -20,8 +20,7 @@ uint64_t BlockHashOf(uint64_t name, int64_t index) {
 
 void PromptBuilder::Append(uint64_t content_id, int64_t tokens) {
   if (tokens <= 0) return;
-  if (!has_first_) {
-    has_first_ = true;
+  if (tokens_ == 0) {
     first_content_ = content_id;
     first_tokens_ = tokens;
   }

@@ -37,9 +37,8 @@ uint64_t BlockHashOf(uint64_t name, int64_t index);
 class PromptBuilder {
  public:
   // block_size 0: count tokens only, no hashes. `family`: unique to this builder among
-  // all builders of a workload.
-  explicit PromptBuilder(int block_size, uint64_t family = 0)
-      : block_size_(block_size), family_(family) {}
+  // all builders of a workload (builders sharing one would share their own blocks' names).
+  PromptBuilder(int block_size, uint64_t family) : block_size_(block_size), family_(family) {}
 
   // Appends the first `tokens` tokens of content `content_id`.
   void Append(uint64_t content_id, int64_t tokens);
@@ -53,7 +52,6 @@ class PromptBuilder {
   int block_size_;
   uint64_t family_;
   int64_t tokens_ = 0;
-  bool has_first_ = false;
   uint64_t first_content_ = 0;
   int64_t first_tokens_ = 0;  // the first piece's length
   std::vector<uint64_t> block_hashes_;
