@@ -18,6 +18,14 @@ void BlockPool::Save(CheckpointWriter& w) const {
   w.I64(num_blocks_);
   w.I64(num_free_);
   w.Pods(state_);
+  // The chains in id order, so that equal pools write equal files.
+  std::vector<Chain> chains;
+  chains.reserve(next_same_.size());
+  for (const auto& [block, next] : next_same_)
+    chains.push_back({block, next});
+  std::sort(chains.begin(), chains.end(),
+            [](const Chain& a, const Chain& b) { return a.block < b.block; });
+  w.Pods(chains);
   w.Pods(spare_ids_);
   w.Pods(queue_);  // popped entries too: a block's state holds its place in the vector
   w.U64(queue_head_);
@@ -29,12 +37,24 @@ void BlockPool::Load(CheckpointReader& r) {
   r.Require(r.I64() == num_blocks_, "pool size (another cluster config?)");
   num_free_ = r.I64();
   state_ = r.Pods<BlockState>();
+  const auto chains = r.Pods<Chain>();
   spare_ids_ = r.Pods<BlockId>();
   queue_ = r.Pods<QueueEntry>();
   queue_head_ = r.U64();
   anonymous_tail_ = r.I64();
   holes_ = 0;
   const auto range = static_cast<BlockId>(state_.size());
+  next_same_.clear();
+  for (const auto& [block, next] : chains) {
+    r.Require(block > kNullBlock && block <= range && next > kNullBlock && next <= range &&
+                  (At(block).flags & kChained) != 0 && (At(next).flags & kBehind) != 0 &&
+                  next_same_.emplace(block, next).second,
+              "a chain of blocks cached under one key");
+  }
+  std::size_t chained = 0;
+  for (const BlockState& state : state_)
+    chained += (state.flags & kChained) != 0 ? 1 : 0;
+  r.Require(chained == next_same_.size(), "every chained block has its next");
   r.Require(num_free_ >= 0 && num_free_ < num_blocks_ && anonymous_tail_ >= 0 &&
                 static_cast<int64_t>(state_.size()) < num_blocks_ && queue_head_ <= queue_.size(),
             "block pool counts");
@@ -51,7 +71,7 @@ void BlockPool::Load(CheckpointReader& r) {
     }
     r.Require(entry <= range, "a queued block has state");
     const BlockState& state = At(entry);
-    r.Require(state.group >= 0 && state.ref_count == 0 && state.entry == i,
+    r.Require(state.group >= 0 && Queued(state) && state.refs_or_entry == i,
               "a queued block is cached, free and queued once");
     ++queued;
   }
@@ -59,7 +79,7 @@ void BlockPool::Load(CheckpointReader& r) {
   index_.Load(r);
   cached_keys_ = 0;
   for (const BlockState& state : state_)
-    cached_keys_ += state.group >= 0 && !state.behind ? 1 : 0;
+    cached_keys_ += state.group >= 0 && (state.flags & kBehind) == 0 ? 1 : 0;
   r.Require(static_cast<int64_t>(index_.size()) == cached_keys_,
             "one prefix index entry per cached key");
 }
@@ -71,6 +91,7 @@ double BlockPool::Usage() const {
 
 int64_t BlockPool::bytes() const {
   return static_cast<int64_t>(state_.capacity() * sizeof(BlockState) +
+                              next_same_.size() * 2 * sizeof(Chain) +
                               spare_ids_.capacity() * sizeof(BlockId) +
                               queue_.capacity() * sizeof(QueueEntry) + index_.bytes());
 }
@@ -78,13 +99,13 @@ int64_t BlockPool::bytes() const {
 bool BlockPool::Live(BlockId block) const {
   if (block <= kNullBlock || block > id_range()) return false;
   const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
-  return state.ref_count > 0 || state.group >= 0;
+  return state.group >= 0 || RefCount(state) > 0;
 }
 
 bool BlockPool::IsFree(BlockId block) const {
   FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
   if (block == kNullBlock) return false;
-  return !Live(block) || At(block).ref_count == 0;
+  return !Live(block) || RefCount(At(block)) == 0;
 }
 
 bool BlockPool::IsCached(BlockId block) const {
@@ -94,7 +115,7 @@ bool BlockPool::IsCached(BlockId block) const {
 
 BlockId BlockPool::TakeAnonymous() {
   BlockState fresh;
-  fresh.ref_count = 1;
+  fresh.refs_or_entry = 1;
   if (!spare_ids_.empty()) {
     const BlockId block = spare_ids_.back();
     spare_ids_.pop_back();
@@ -117,6 +138,7 @@ void BlockPool::Release(BlockId block) {
   constexpr std::size_t kKeep = 256;
   spare_ids_.clear();
   state_.clear();
+  next_same_.clear();
   index_.Clear();
   for (std::size_t i = queue_head_; i < queue_.size(); ++i)
     anonymous_tail_ -= queue_[i];
@@ -140,7 +162,9 @@ void BlockPool::PushTail(BlockId block) {
     }
     anonymous_tail_ = 0;
   }
-  At(block).entry = static_cast<uint32_t>(queue_.size());
+  BlockState& state = At(block);
+  state.refs_or_entry = static_cast<uint32_t>(queue_.size());
+  state.flags |= kQueued;
   queue_.push_back(block);
 }
 
@@ -158,7 +182,7 @@ void BlockPool::Compact() {
       queue_[kept - 1] += entry;
       continue;
     }
-    if (entry > 0) At(entry).entry = static_cast<uint32_t>(kept);
+    if (entry > 0) At(entry).refs_or_entry = static_cast<uint32_t>(kept);
     queue_[kept++] = entry;
   }
   queue_.resize(kept);
@@ -166,26 +190,42 @@ void BlockPool::Compact() {
   holes_ = 0;
 }
 
+BlockId BlockPool::NextSame(BlockId block) const {
+  return (At(block).flags & kChained) != 0 ? next_same_.at(block) : kNullBlock;
+}
+
+void BlockPool::SetNextSame(BlockId block, BlockId next) {
+  BlockState& state = At(block);
+  if (next == kNullBlock) {
+    if ((state.flags & kChained) != 0) next_same_.erase(block);
+    state.flags &= static_cast<uint8_t>(~kChained);
+    return;
+  }
+  next_same_[block] = next;
+  state.flags |= kChained;
+}
+
 void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
-  if (state.group < 0) return;
-  const CacheKey key{state.hash, state.group};
-  if (state.behind) {  // a later block under a shared key: out of the key's chain
-    BlockId before = index_.Find(key);
-    while (At(before).next_same != block)
-      before = At(before).next_same;
-    At(before).next_same = state.next_same;
-  } else if (state.next_same != kNullBlock) {  // the first of several: the next one is named
-    index_.Replace(key, state.next_same);
-    At(state.next_same).behind = false;
-  } else {  // the key's only block: its entry goes
-    index_.Erase(key);
-    --cached_keys_;
+  if (state.group >= 0) {
+    const CacheKey key{state.hash, state.group};
+    const BlockId next = NextSame(block);
+    if ((state.flags & kBehind) != 0) {  // a later block under a shared key: out of the chain
+      BlockId before = index_.Find(key);
+      while (NextSame(before) != block)
+        before = NextSame(before);
+      SetNextSame(before, next);
+    } else if (next != kNullBlock) {  // the first of several: the next one is named
+      index_.Replace(key, next);
+      At(next).flags &= static_cast<uint8_t>(~kBehind);
+    } else {  // the key's only block: its entry goes
+      index_.Erase(key);
+      --cached_keys_;
+    }
+    SetNextSame(block, kNullBlock);
   }
-  state.group = -1;
-  state.hash = 0;
-  state.behind = false;
-  state.next_same = kNullBlock;
+  // Out of the queue, uncached, with no references yet.
+  state = BlockState{};
 }
 
 template <typename Anonymous, typename Cached>
@@ -240,7 +280,7 @@ bool BlockPool::Allocate(int64_t n, std::vector<BlockId>& out, bool anonymous) {
           out.push_back(TakeAnonymous());
       },
       [&](BlockId block) {
-        At(block).ref_count = 1;
+        At(block).refs_or_entry = 1;
         out.push_back(block);
       });
   return true;
@@ -262,12 +302,14 @@ void BlockPool::Touch(BlockId block) {
   if (block == kNullBlock) return;
   FLEETSIM_CHECK(Live(block), "only a held or cached block can be hit");
   BlockState& state = At(block);
-  if (state.ref_count == 0) {  // a cached free block leaves the queue, a hole in its place
-    queue_[state.entry] = kHole;
+  if (Queued(state)) {  // a cached free block leaves the queue, a hole in its place
+    queue_[state.refs_or_entry] = kHole;
     ++holes_;
     --num_free_;
+    state.flags &= static_cast<uint8_t>(~kQueued);
+    state.refs_or_entry = 0;
   }
-  ++state.ref_count;
+  ++state.refs_or_entry;
 }
 
 void BlockPool::Free(BlockId block) {
@@ -278,8 +320,8 @@ void BlockPool::Free(BlockId block) {
   }
   FLEETSIM_CHECK(Live(block), "only a held block is freed");
   BlockState& state = At(block);
-  FLEETSIM_CHECK(state.ref_count > 0, "a block is freed at most once per reference");
-  if (--state.ref_count > 0) return;
+  FLEETSIM_CHECK(RefCount(state) > 0, "a block is freed at most once per reference");
+  if (--state.refs_or_entry > 0) return;
   ++num_free_;
   if (state.group >= 0) {
     PushTail(block);
@@ -318,11 +360,11 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
   state.group = static_cast<int16_t>(key.group);
   if (first != kNullBlock) {  // a key already cached: this block joins its chain
     FLEETSIM_CHECK(Carries(first, key), "an index entry names a block cached under its key");
-    state.behind = true;
+    state.flags |= kBehind;
     BlockId last = first;
-    while (At(last).next_same != kNullBlock)
-      last = At(last).next_same;
-    At(last).next_same = block;
+    while (NextSame(last) != kNullBlock)
+      last = NextSame(last);
+    SetNextSame(last, block);
     return;
   }
   ++cached_keys_;

@@ -39,6 +39,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/prefix_index.h"
@@ -117,16 +118,30 @@ class BlockPool {
   }
 
  private:
-  // 24 bytes, for live blocks only.
+  // 16 bytes, for live blocks only: four to a cache line, so that a request's run of
+  // blocks, freed or evicted together, costs as few lines as its ids allow.
   struct BlockState {
     BlockHash hash = 0;  // the cached key, while group >= 0
-    int32_t ref_count = 0;
-    BlockId next_same = kNullBlock;  // the next block cached under the same key, if any
-    uint32_t entry = 0;              // its place in queue_, while cached and free
-    int16_t group = -1;              // -1: not cached
-    bool behind = false;             // cached under a key whose index entry names an earlier block
+    // While queued (cached and free): its place in queue_; otherwise its references.
+    uint32_t refs_or_entry = 0;
+    int16_t group = -1;  // -1: not cached
+    uint8_t flags = 0;   // kQueued, kBehind, kChained
+    uint8_t unused = 0;
   };
-  static_assert(sizeof(BlockState) == 24);
+  static_assert(sizeof(BlockState) == 16);
+  static constexpr uint8_t kQueued = 1;  // cached, free and in queue_
+  static constexpr uint8_t kBehind =
+      2;  // cached under a key whose index entry names an earlier block
+  static constexpr uint8_t kChained = 4;  // the next block cached under its key is in next_same_
+  // A link of next_same_, as checkpoints hold it.
+  struct Chain {
+    BlockId block = kNullBlock;
+    BlockId next = kNullBlock;
+  };
+  static bool Queued(const BlockState& state) { return (state.flags & kQueued) != 0; }
+  static uint32_t RefCount(const BlockState& state) {
+    return Queued(state) ? 0 : state.refs_or_entry;
+  }
 
   // A free-queue entry: a cached free block's id (> 0), a run of that many anonymous free
   // blocks (as its negative), or a hole a hit left (kHole).
@@ -144,6 +159,9 @@ class BlockPool {
   }
   // Whether a block id inside the pool has state (held or cached).
   bool Live(BlockId block) const;
+  // The next block cached under the same key as `block` (kNullBlock: none), and setting it.
+  BlockId NextSame(BlockId block) const;
+  void SetNextSame(BlockId block, BlockId next);
   // Whether `block`, found in the index under `key`, is cached under it.
   bool Carries(BlockId block, CacheKey key) const {
     if (block > id_range()) return false;
@@ -171,8 +189,11 @@ class BlockPool {
 
   int64_t num_blocks_ = 0;
   int64_t num_free_ = 0;
-  int64_t reserved_ = 0;            // not saved: set before each schedule
-  std::vector<BlockState> state_;   // ids 1..state_.size()
+  int64_t reserved_ = 0;           // not saved: set before each schedule
+  std::vector<BlockState> state_;  // ids 1..state_.size()
+  // Several blocks can carry one key (computed twice before either was hit), rarely: each
+  // links to the next here, as vLLM's per-hash dict keeps insertion order.
+  std::unordered_map<BlockId, BlockId> next_same_;
   std::vector<BlockId> spare_ids_;  // ids in that range whose block is anonymous
   // The free queue: entries from queue_head_ on, in order, then anonymous_tail_
   // anonymous blocks; runs, blocks and the tail add up to num_free_.
@@ -180,9 +201,7 @@ class BlockPool {
   std::size_t queue_head_ = 0;
   std::size_t holes_ = 0;       // kHole entries from queue_head_ on
   int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after the entries
-  // Several blocks can carry one key (computed twice before either was hit): the index
-  // holds the first cached, and each links to the next, as vLLM's per-hash dict keeps
-  // insertion order.
+  // The first block cached under each key (next_same_ has the others).
   PrefixIndex index_;
   int64_t cached_keys_ = 0;
 };
