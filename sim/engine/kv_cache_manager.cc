@@ -31,9 +31,12 @@ void KvCacheManager::FindLongestHit(const Request& request, PrefixHit& hit) cons
   for (auto& blocks : hit.blocks)
     blocks.clear();
   if (!prefix_caching_) return;
-  // Past these every lookup would miss: nothing else has those hashes yet.
-  const int64_t indexable =
-      request.private_blocks_indexed ? INT64_MAX : request.shared_hash_blocks();
+  // Past these every lookup would miss: nothing else has those hashes yet. (The prompt's
+  // own hashes past the shared ones are looked up: an earlier request may have cached
+  // them, such as a conversation's earlier turn.)
+  const int64_t indexable = request.private_blocks_indexed
+                                ? INT64_MAX
+                                : static_cast<int64_t>(request.prompt_block_hashes.size());
   const int64_t max_blocks = std::min((request.num_tokens() - 1) / block_size_, indexable);
 
   // Attention: the longest run of cached blocks from the start, in every attention group,
@@ -133,7 +136,7 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
   const std::size_t num_groups = layout_.groups.size();
   if (request.blocks.empty()) {
     request.blocks.resize(num_groups);
-    request.num_prompt_hashes = static_cast<int32_t>(request.prompt_block_hashes.size());
+    request.num_shared_hashes = static_cast<int32_t>(request.shared_hash_blocks());
     // Room for the request at its longest, once, rather than growing step by step.
     const int64_t longest = std::min(request.prompt_tokens + request.max_output_tokens,
                                      std::max<int64_t>(layout_.max_model_len, 1));

@@ -10,8 +10,9 @@
 // cannot be hit in the step that writes it.
 //
 // Prefix-cache work only where a hit is possible: an attention block past the prompt's
-// workload hashes has a hash only its own request produces (Request::BlockHashAt), which
-// only that request can hit, and only after a preemption. Such blocks enter the index when
+// workload hashes has a hash only its own request produces (Request::BlockHashAt), and so
+// has one past the hashes the workload marks as shared (Request::shared_hash_limit); only
+// that request can hit it, and only after a preemption. Such blocks enter the index when
 // their request is first preempted (Preempt), and from then on as they are hashed; until
 // then they cost no index work, and a request that finishes unpreempted leaves them
 // anonymous in the free queue. Every lookup gives what hashing them all would have given.
@@ -115,7 +116,7 @@ class KvCacheManager {
   // Attention blocks of `request` whose hash can be in the index (see the header); while
   // it holds blocks.
   int64_t IndexableBlocks(const Request& request) const {
-    return request.private_blocks_indexed ? INT64_MAX : request.num_prompt_hashes;
+    return request.private_blocks_indexed ? INT64_MAX : request.num_shared_hashes;
   }
   // How many blocks ahead a loop over a request's hashes prefetches their index lines:
   // enough to overlap several misses, few enough that a lookup run that stops at its

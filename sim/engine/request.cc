@@ -35,7 +35,7 @@ void Request::Save(CheckpointWriter& w) const {
   w.I64(gdn_scan_from);
   w.I32(static_cast<int32_t>(state));
   w.I32(num_preemptions);
-  w.I32(num_prompt_hashes);
+  w.I32(num_shared_hashes);
   w.Bool(private_blocks_indexed);
   w.Bool(emitted_last_step);
   w.Bool(remote_decode);
@@ -48,6 +48,7 @@ void Request::Save(CheckpointWriter& w) const {
   w.I64(cached_tokens);
   w.Str(name);
   w.Pods(prompt_block_hashes);
+  w.I64(shared_hash_limit);
 }
 
 void Request::Load(CheckpointReader& r, std::size_t groups) {
@@ -62,7 +63,7 @@ void Request::Load(CheckpointReader& r, std::size_t groups) {
             "request state");
   state = static_cast<RequestState>(saved_state);
   num_preemptions = r.I32();
-  num_prompt_hashes = r.I32();
+  num_shared_hashes = r.I32();
   private_blocks_indexed = r.Bool();
   emitted_last_step = r.Bool();
   remote_decode = r.Bool();
@@ -78,6 +79,8 @@ void Request::Load(CheckpointReader& r, std::size_t groups) {
   cached_tokens = r.I64();
   name = r.Str();
   prompt_block_hashes = r.Pods<BlockHash>();
+  shared_hash_limit = r.I64();
+  r.Require(shared_hash_limit >= -1, "request's shared hash limit");
 }
 
 BlockHash Request::BlockHashAt(int64_t index) const {

@@ -2,6 +2,7 @@
 // KV blocks it holds.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -30,11 +31,11 @@ struct alignas(64) Request {
   int64_t gdn_scan_from = 0;
   RequestState state = RequestState::kWaiting;
   int num_preemptions = 0;
-  // prompt_block_hashes.size(), kept here by the KV cache manager while it holds blocks
-  // (read with the fields above, not from the vector's own cache line).
-  int32_t num_prompt_hashes = 0;
-  // Whether the blocks past the prompt's hashes (hashes only this request produces) are
-  // in the prefix-cache index: from its first preemption on, when it could hit them.
+  // shared_hash_blocks(), kept here by the KV cache manager while it holds blocks (read
+  // with the fields above, not from the vector's own cache line).
+  int32_t num_shared_hashes = 0;
+  // Whether the blocks past the shared hashes (hashes only this request produces) are in
+  // the prefix-cache index: from its first preemption on, when it could hit them.
   bool private_blocks_indexed = false;
   // Whether its last step emitted a token, so that with speculative decoding the MTP layer
   // drafted for it (vLLM discards drafts of partial prefills).
@@ -58,10 +59,18 @@ struct alignas(64) Request {
   // prompt is identical up to and including that block). Blocks past these -- output
   // tokens, or prompts without hashes -- get hashes unique to this request.
   std::vector<BlockHash> prompt_block_hashes;
+  // How many of them another request can produce too, from the start (-1: all). The rest
+  // are this request's alone -- the workload knows, as for a conversation's last turn past
+  // its previous turn's prompt -- so, like the blocks past the hashes, only this request
+  // can hit those blocks, and only after a preemption.
+  int64_t shared_hash_limit = -1;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
-  // Blocks whose hash another request can produce: those the workload hashed.
-  int64_t shared_hash_blocks() const { return static_cast<int64_t>(prompt_block_hashes.size()); }
+  // Blocks whose hash another request can produce.
+  int64_t shared_hash_blocks() const {
+    const auto hashes = static_cast<int64_t>(prompt_block_hashes.size());
+    return shared_hash_limit < 0 ? hashes : std::min(shared_hash_limit, hashes);
+  }
   bool prefill_done() const { return num_computed >= num_tokens(); }
   BlockHash BlockHashAt(int64_t index) const;
 

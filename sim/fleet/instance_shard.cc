@@ -180,6 +180,7 @@ void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arriv
     if (routed.request.hash_block_size > 0) {
       static_assert(std::is_same_v<BlockHash, uint64_t>, "the mapped hashes move in whole");
       const auto block_size = static_cast<int>(setup.layout.block_size);
+      request->shared_hash_limit = MapSharedHashes(routed.request, block_size);
       // A request for a prefill instance keeps its hashes for the decode instance.
       request->prompt_block_hashes = routed.decode_instance >= 0
                                          ? MapBlockHashes(routed.request, block_size)

@@ -135,6 +135,8 @@ class IndependentRequests : public GeneratedWorkload {
     r.input_tokens = prompt.tokens();
     r.block_hashes = prompt.block_hashes();
     r.hash_block_size = spec_.hash_block_size;
+    // Only the shared prefix's blocks can be another request's: the rest are its own.
+    if (spec_.hash_block_size > 0) r.shared_hashes = shared / spec_.hash_block_size;
     return r;
   }
 
@@ -160,6 +162,9 @@ class Sessions : public GeneratedWorkload {
     int64_t turns = 0;
     int64_t next_turn = 0;
     SimTime next_arrival = 0;
+    // Hashes the turns so far sent (the last one's prompt blocks): other requests -- this
+    // conversation's earlier turns, which may still be running -- can produce those.
+    int64_t sent_hashes = 0;
     PromptBuilder prompt{0, 0};  // replaced when the session starts
     RequestClass kind{};         // every turn of a conversation is of one class
   };
@@ -203,6 +208,9 @@ class Sessions : public GeneratedWorkload {
     // Its family: a seed unique to the session (the one its turn count is drawn from).
     s.prompt = PromptBuilder(spec_.hash_block_size, Stream(StreamPurpose::kSessionTurns, s.id));
     s.prompt.Append(Stream(StreamPurpose::kSystemPrompt), spec_.sessions->system_prompt_tokens);
+    // The system prompt's blocks are every conversation's.
+    if (spec_.hash_block_size > 0)
+      s.sent_hashes = spec_.sessions->system_prompt_tokens / spec_.hash_block_size;
     Enqueue(slot);
     next_start_ = arrivals_.Next();
   }
@@ -242,7 +250,12 @@ class Sessions : public GeneratedWorkload {
       r.input_tokens = s.prompt.tokens();
       r.block_hashes = s.prompt.block_hashes();
       r.hash_block_size = spec_.hash_block_size;
+      // The last turn's hashes past what earlier turns sent are its own: no later turn will
+      // send them again, so no other request can hit those blocks.
+      if (s.next_turn == s.turns && spec_.hash_block_size > 0) r.shared_hashes = s.sent_hashes;
     }
+    if (spec_.hash_block_size > 0)
+      s.sent_hashes = std::max(s.sent_hashes, s.prompt.tokens() / spec_.hash_block_size);
 
     if (s.next_turn < s.turns) {
       s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);

@@ -167,6 +167,11 @@ std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& r, int engine_block_size)
   return MapBlockHashes(std::as_const(r), engine_block_size);
 }
 
+int64_t MapSharedHashes(const WorkloadRequest& r, int engine_block_size) {
+  if (r.shared_hashes < 0 || r.hash_block_size == engine_block_size) return r.shared_hashes;
+  return r.shared_hashes * r.hash_block_size / engine_block_size;
+}
+
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {
   // A pipe can be read once: detecting its format would eat its first records.
   std::error_code error;

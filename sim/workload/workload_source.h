@@ -42,6 +42,11 @@ struct WorkloadRequest {
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   std::vector<uint64_t> block_hashes;
+  // How many of block_hashes, from the first, another request can produce too (-1: all).
+  // The rest are this request's alone (a generated conversation's last turn, past what its
+  // earlier turns sent), so no other request can hit its blocks: the engine keeps them out
+  // of the prefix index unless the request itself could hit them (after a preemption).
+  int64_t shared_hashes = -1;
   int hash_block_size = 0;  // 0: no hashes
   // The last hash stands for a partial block too (Mooncake hashes every started block).
   bool hashes_cover_partial_block = false;
@@ -105,6 +110,9 @@ class WorkloadSource {
 std::vector<uint64_t> MapBlockHashes(const WorkloadRequest& request, int engine_block_size);
 // The same, taking the request's own hashes where the block sizes match.
 std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& request, int engine_block_size);
+// How many of those another request can produce (-1: all): engine block i's hash is its
+// last token's trace block's, so it is shared iff that trace block's is.
+int64_t MapSharedHashes(const WorkloadRequest& request, int engine_block_size);
 
 // Why `name` cannot be a model name (empty, over kMaxModelNameBytes, a control
 // character), or nullopt when it can.

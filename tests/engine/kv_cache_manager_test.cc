@@ -258,6 +258,49 @@ TEST(KvCacheManager, AFinishedRequestsOwnBlocksLeaveNoState) {
   EXPECT_EQ(kv.FindLongestHit(MakeRequest(2, 14, {101, 102, 103})).tokens, 8);
 }
 
+// Prompt hashes past the shared ones (shared_hash_limit: no other request produces them)
+// are looked up but cost no index work until a preemption; every hit and free count is
+// what indexing them all gives, preemption included.
+TEST(KvCacheManager, HashesPastTheSharedOnesEnterTheIndexOnlyOnPreemption) {
+  KvCacheManager lazy(DenseLayout(), 21, true);
+  KvCacheManager eager(DenseLayout(), 21, true);
+  for (KvCacheManager* kv : {&lazy, &eager}) {
+    Request earlier = MakeRequest(1, 9, {101, 102});  // an earlier turn: two blocks
+    RunChunk(*kv, earlier, 9);
+    kv->Free(earlier);
+  }
+  Request last = MakeRequest(2, 17, {101, 102, 103, 104});  // the last turn
+  last.shared_hash_limit = 2;
+  Request same = MakeRequest(2, 17, {101, 102, 103, 104});
+  const PrefixHit hit = lazy.FindLongestHit(last);
+  EXPECT_EQ(hit.tokens, 8);
+  EXPECT_EQ(eager.FindLongestHit(same).tokens, 8);
+  RunChunk(lazy, last, 9, hit);
+  RunChunk(eager, same, 9, eager.FindLongestHit(same));
+  EXPECT_EQ(lazy.num_free_blocks(), eager.num_free_blocks());
+  EXPECT_EQ(lazy.pool().cached_keys(), 2);  // 103 and 104 held anonymously
+  EXPECT_EQ(eager.pool().cached_keys(), 4);
+  EXPECT_EQ(last.blocks[0][2], kAnonymousBlock);
+
+  // Preempted, its blocks are named with their own hashes, and it hits them as it would.
+  lazy.Preempt(last);
+  eager.Preempt(same);
+  last.num_computed = same.num_computed = 0;
+  EXPECT_EQ(lazy.pool().cached_keys(), 4);
+  EXPECT_EQ(lazy.num_free_blocks(), eager.num_free_blocks());
+  EXPECT_EQ(lazy.FindLongestHit(last).tokens, 16);
+  EXPECT_EQ(eager.FindLongestHit(same).tokens, 16);
+  EXPECT_EQ(lazy.pool().Lookup({103, 0}).has_value(), true);
+
+  // A request that finishes unpreempted leaves them anonymous in the queue.
+  Request again = MakeRequest(3, 17, {101, 102, 105, 106});
+  again.shared_hash_limit = 2;
+  RunChunk(lazy, again, 17, lazy.FindLongestHit(again));
+  EXPECT_EQ(lazy.FindLongestHit(again).tokens, 8);
+  lazy.Free(again);
+  EXPECT_FALSE(lazy.pool().Lookup({105, 0}).has_value());
+}
+
 TEST(KvCacheManager, ModeNoneHoldsOneStateBlockPerGdnGroupWhateverTheLength) {
   KvCacheManager kv(HybridLayout(MambaCacheMode::kNone), 21, false);  // 20 usable
   Request r = MakeRequest(1, 10);

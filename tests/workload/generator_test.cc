@@ -348,6 +348,33 @@ TEST(Generator, SessionsGrowTheirPromptsAndShareTheSystemPrompt) {
     }
     EXPECT_NE(h[50] >> 4, h[49] >> 4);  // the session's own blocks begin
   }
+  // A conversation's last turn marks its hashes past what its earlier turns sent (the
+  // previous prompt's, or the system prompt's for a single turn) as its own, and no other
+  // request has them; any other turn's may be sent again by a later turn (-1: all shared).
+  std::map<uint64_t, int> holders;
+  for (const WorkloadRequest& r : rs) {
+    for (uint64_t h : r.block_hashes)
+      ++holders[h];
+  }
+  for (const auto& [id, turns] : sessions) {
+    SCOPED_TRACE("session " + std::to_string(id));
+    for (size_t k = 0; k + 1 < turns.size(); ++k)
+      EXPECT_EQ(turns[k]->shared_hashes, -1) << k;
+    const WorkloadRequest& last = *turns.back();
+    EXPECT_EQ(last.shared_hashes,
+              static_cast<int64_t>(turns[turns.size() - 2]->block_hashes.size()));
+    ASSERT_LT(last.shared_hashes, static_cast<int64_t>(last.block_hashes.size()));
+    for (size_t b = static_cast<size_t>(last.shared_hashes); b < last.block_hashes.size(); ++b)
+      EXPECT_EQ(holders.at(last.block_hashes[b]), 1) << b;
+  }
+  std::string one_turn = kChat;
+  const std::string turns_line = "    turns: {distribution: uniform, min: 2, max: 6}\n";
+  one_turn.replace(one_turn.find(turns_line), turns_line.size(),
+                   "    turns: {distribution: fixed, value: 1}\n");
+  const auto single = Generate("  seed: 5\n  num_requests: 10\n" + one_turn + "    count: 10\n");
+  ASSERT_EQ(single.size(), 10u);
+  for (const WorkloadRequest& r : single)
+    EXPECT_EQ(r.shared_hashes, 50) << r.id;  // the system prompt's blocks alone
 }
 
 TEST(Generator, ThinkTimeHasTheRequestedMean) {
@@ -402,6 +429,27 @@ TEST(Generator, IndependentPromptsShareOnlyTheSharedPrefix) {
     most = std::max(most, n);
   EXPECT_NEAR(most, eligible / 2, eligible / 10);
   EXPECT_EQ(static_cast<int>(openings.size()), eligible - most + 1);
+
+  // Only the shared prefix's blocks are marked as another request's: a prompt's own
+  // hashes are its alone.
+  std::map<uint64_t, int> holders;
+  for (const auto& r : shared) {
+    for (uint64_t h : r.block_hashes)
+      ++holders[h];
+  }
+  int with_prefix = 0;
+  for (const auto& r : shared) {
+    ASSERT_GE(r.shared_hashes, 0);
+    if (r.shared_hashes > 0) {
+      EXPECT_EQ(r.shared_hashes, std::min<int64_t>(4, r.input_tokens / 16)) << r.id;
+    }
+    with_prefix += r.shared_hashes == 4 ? 1 : 0;
+    for (size_t b = static_cast<size_t>(r.shared_hashes); b < r.block_hashes.size(); ++b)
+      EXPECT_EQ(holders.at(r.block_hashes[b]), 1) << r.id << " block " << b;
+  }
+  EXPECT_EQ(with_prefix, most);
+  for (const auto& r : Generate(base))
+    EXPECT_EQ(r.shared_hashes, 0) << r.id;
 }
 
 TEST(Generator, DetectsSpecsAndNamesItsFormat) {
