@@ -29,6 +29,7 @@ void BlockPool::Save(CheckpointWriter& w) const {
   w.Pods(spare_ids_);
   w.Pods(queue_);  // popped entries too: a block's state holds its place in the vector
   w.U64(queue_head_);
+  w.U64(queue_base_);
   w.I64(anonymous_tail_);
   index_.Save(w);
 }
@@ -41,6 +42,9 @@ void BlockPool::Load(CheckpointReader& r) {
   spare_ids_ = r.Pods<BlockId>();
   queue_ = r.Pods<QueueEntry>();
   queue_head_ = r.U64();
+  const uint64_t base = r.U64();
+  r.Require(base <= UINT32_MAX, "free queue's first place");
+  queue_base_ = static_cast<uint32_t>(base);
   anonymous_tail_ = r.I64();
   holes_ = 0;
   const auto range = static_cast<BlockId>(state_.size());
@@ -71,7 +75,8 @@ void BlockPool::Load(CheckpointReader& r) {
     }
     r.Require(entry <= range, "a queued block has state");
     const BlockState& state = At(entry);
-    r.Require(state.group >= 0 && Queued(state) && state.refs_or_entry == i,
+    r.Require(state.group >= 0 && Queued(state) &&
+                  state.refs_or_entry == static_cast<uint32_t>(queue_base_ + i),
               "a queued block is cached, free and queued once");
     ++queued;
   }
@@ -144,6 +149,7 @@ void BlockPool::Release(BlockId block) {
     anonymous_tail_ -= queue_[i];
   queue_.clear();
   queue_head_ = 0;
+  queue_base_ = 0;
   holes_ = 0;
   if (state_.capacity() > kKeep) {
     state_.shrink_to_fit();
@@ -163,14 +169,18 @@ void BlockPool::PushTail(BlockId block) {
     anonymous_tail_ = 0;
   }
   BlockState& state = At(block);
-  state.refs_or_entry = static_cast<uint32_t>(queue_.size());
+  state.refs_or_entry = static_cast<uint32_t>(queue_base_ + queue_.size());
   state.flags |= kQueued;
   queue_.push_back(block);
 }
 
 void BlockPool::CompactIfSparse() {
-  const std::size_t dead = queue_head_ + holes_;
-  if (dead >= 64 && 2 * dead > queue_.size()) Compact();
+  if (queue_head_ >= 64 && 2 * queue_head_ > queue_.size()) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+    queue_base_ += static_cast<uint32_t>(queue_head_);
+    queue_head_ = 0;
+  }
+  if (holes_ >= 64 && 2 * holes_ > queue_.size() - queue_head_) Compact();
 }
 
 void BlockPool::Compact() {
@@ -182,7 +192,7 @@ void BlockPool::Compact() {
       queue_[kept - 1] += entry;
       continue;
     }
-    if (entry > 0) At(entry).refs_or_entry = static_cast<uint32_t>(kept);
+    if (entry > 0) At(entry).refs_or_entry = static_cast<uint32_t>(queue_base_ + kept);
     queue_[kept++] = entry;
   }
   queue_.resize(kept);
@@ -261,6 +271,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
     cached(entry);
   }
   if (queue_head_ == queue_.size()) {
+    queue_base_ += static_cast<uint32_t>(queue_.size());
     queue_.clear();
     queue_head_ = 0;
   }
@@ -303,7 +314,7 @@ void BlockPool::Touch(BlockId block) {
   FLEETSIM_CHECK(Live(block), "only a held or cached block can be hit");
   BlockState& state = At(block);
   if (Queued(state)) {  // a cached free block leaves the queue, a hole in its place
-    queue_[state.refs_or_entry] = kHole;
+    queue_[static_cast<uint32_t>(state.refs_or_entry - queue_base_)] = kHole;
     ++holes_;
     --num_free_;
     state.flags &= static_cast<uint8_t>(~kQueued);

@@ -7,10 +7,12 @@
 // are reused.
 //
 // The queue is an array, not vLLM's doubly linked list: a hit leaves a hole where its
-// block was, which pops step over, and the array is compacted when holes and popped
-// entries outnumber the rest. Popping a run of blocks then reads their entries in order
-// and each block's state independently (prefetched ahead), instead of chasing a chain of
-// links one cache miss after another; the order is the list's.
+// block was, which pops step over. Popped entries are dropped when they are most of the
+// array, without touching a block's state (a queued block keeps its place counted from the
+// array's first, which the drop moves on); holes are removed, and the queued blocks told
+// their new places, only when they outnumber the queued entries. Popping a run of blocks then reads
+// their entries in order and each block's state independently (prefetched ahead), instead of
+// chasing a chain of links one cache miss after another; the order is the list's.
 //
 // Memory follows what is live, not what was ever used: only a block that carries a cached
 // prefix, or that a request holds under a name, has state. A free block without a hash is
@@ -122,7 +124,8 @@ class BlockPool {
   // blocks, freed or evicted together, costs as few lines as its ids allow.
   struct BlockState {
     BlockHash hash = 0;  // the cached key, while group >= 0
-    // While queued (cached and free): its place in queue_; otherwise its references.
+    // While queued (cached and free): its place in the queue (queue_[place - queue_base_]);
+    // otherwise its references.
     uint32_t refs_or_entry = 0;
     int16_t group = -1;  // -1: not cached
     uint8_t flags = 0;   // kQueued, kBehind, kChained
@@ -176,9 +179,11 @@ class BlockPool {
   // Starts loading the index line that evicting a queued cached block will erase (its
   // state, prefetched kPrefetchAhead before, names the key).
   void PrefetchEntryOf(QueueEntry entry) const;
-  // Drops popped entries and holes, and merges the runs that met, when they outnumber
-  // the rest (amortised: each was made by one push, pop or hit since the last time).
+  // Drops the popped entries when they are most of queue_ (moving the rest down, which
+  // changes no place: places count from queue_base_), and the holes when they are most of
+  // what is queued (Compact). Amortised: each was made by one push, pop or hit since.
   void CompactIfSparse();
+  // Drops the holes, merging the runs that met; every queued block learns its new place.
   void Compact();
   void Evict(BlockId block);
   // Pops `n` (at most num_free_) blocks from the head of the free queue, in queue order:
@@ -199,6 +204,7 @@ class BlockPool {
   // anonymous blocks; runs, blocks and the tail add up to num_free_.
   std::vector<QueueEntry> queue_;
   std::size_t queue_head_ = 0;
+  uint32_t queue_base_ = 0;     // the place of queue_[0] (modulo 2^32, as places are kept)
   std::size_t holes_ = 0;       // kHole entries from queue_head_ on
   int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after the entries
   // The first block cached under each key (next_same_ has the others).

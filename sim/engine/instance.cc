@@ -821,10 +821,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // step leaves for the next; 2,272: async scheduling's last step start and end, and the
 // requests that step finished with the blocks they freed; the block pool's reservation
 // is set before every schedule, not state; 2,360: the block pool's chains of blocks cached
-// under one key, out of the block states into a map of their own, saved with the pool.)
+// under one key, out of the block states into a map of their own, saved with the pool;
+// 2,368: the place of the free queue's first entry, saved with the pool.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2360,
+static_assert(sizeof(Instance) == 2368,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
