@@ -822,10 +822,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // requests that step finished with the blocks they freed; the block pool's reservation
 // is set before every schedule, not state; 2,360: the block pool's chains of blocks cached
 // under one key, out of the block states into a map of their own, saved with the pool;
-// 2,368: the place of the free queue's first entry, saved with the pool.)
+// 2,368: the place of the free queue's first entry, saved with the pool; 2,376: the prefix
+// index's count of slots in use, which Load recounts from the slots.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2368,
+static_assert(sizeof(Instance) == 2376,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

@@ -198,23 +198,25 @@ TEST(PrefixIndex, KeysFartherThanADistanceCanSayAreFound) {
     ASSERT_EQ(index.Find(crowd[k]), k % 1'311 == 0 ? kNullBlock : static_cast<BlockId>(k + 1)) << k;
 }
 
-// The table grows fourfold, so a grown table is between an eighth and a half full;
-// erasing shrinks nothing, and a clear gives the memory back.
+// The table grows fourfold, so a grown table is between an eighth and a half full of slots;
+// erasing shrinks nothing, and a clear gives the memory back. Keys a quad apart take a
+// slot each; a quad's four keys share one.
 TEST(PrefixIndex, MemoryFollowsTheKeysHeld) {
+  constexpr std::size_t kSlot = PrefixIndex::kSlotBytes;
   PrefixIndex index;
   EXPECT_EQ(index.bytes(), 0u);
   for (BlockId b = 1; b <= 10'000; ++b) {
     index.Insert({static_cast<BlockHash>(b) * 7919, 0}, b);
     if (b > 32) {  // past the first 64-slot table
-      ASSERT_GE(index.bytes(), 2u * index.size() * 16) << b;
-      ASSERT_LE(index.bytes(), 8u * index.size() * 16) << b;
+      ASSERT_GE(index.bytes(), 2u * index.size() * kSlot) << b;
+      ASSERT_LE(index.bytes(), 8u * index.size() * kSlot) << b;
     }
   }
-  EXPECT_EQ(index.bytes(), 65'536u * 16);  // 10,000 keys: 2^16 slots, 15 % full
+  EXPECT_EQ(index.bytes(), 65'536u * kSlot);  // 10,000 keys: 2^16 slots, 15 % full
   for (BlockId b = 1; b <= 9'990; ++b)
     index.Erase({static_cast<BlockHash>(b) * 7919, 0});
   EXPECT_EQ(index.size(), 10u);
-  EXPECT_EQ(index.bytes(), 65'536u * 16);
+  EXPECT_EQ(index.bytes(), 65'536u * kSlot);
   for (BlockId b = 1; b <= 10'000; ++b)
     EXPECT_EQ(index.Find({static_cast<BlockHash>(b) * 7919, 0}), b > 9'990 ? b : kNullBlock);
   index.Erase({12345, 0});  // absent: nothing happens
@@ -225,7 +227,21 @@ TEST(PrefixIndex, MemoryFollowsTheKeysHeld) {
   EXPECT_EQ(index.Find({9'991u * 7919, 0}), kNullBlock);
   index.Insert({7, 0}, 20'000);
   EXPECT_EQ(index.Find({7, 0}), 20'000);
-  EXPECT_EQ(index.bytes(), 64u * 16);
+  EXPECT_EQ(index.bytes(), 64u * kSlot);
+
+  // 40,000 keys in runs of 16 fill 10,000 slots, as 10,000 scattered keys do.
+  PrefixIndex runs;
+  for (uint64_t i = 0; i < 40'000; ++i)
+    runs.Insert({(Mix64(i >> 4) & ~uint64_t{15}) | (i & 15), 0}, static_cast<BlockId>(i + 1));
+  EXPECT_EQ(runs.bytes(), 65'536u * kSlot);
+  for (uint64_t i = 0; i < 40'000; i += 7)
+    ASSERT_EQ(runs.Find({(Mix64(i >> 4) & ~uint64_t{15}) | (i & 15), 0}),
+              static_cast<BlockId>(i + 1));
+  // A key whose quad has a slot, itself absent, is found absent; erasing it changes nothing.
+  const CacheKey stranger{(Mix64(40'000 >> 4) & ~uint64_t{15}) | 1, 1};
+  EXPECT_EQ(runs.Find(stranger), kNullBlock);
+  runs.Erase(stranger);
+  EXPECT_EQ(runs.size(), 40'000u);
 }
 
 }  // namespace
