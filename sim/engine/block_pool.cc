@@ -101,12 +101,6 @@ int64_t BlockPool::bytes() const {
                               queue_.capacity() * sizeof(QueueEntry) + index_.bytes());
 }
 
-bool BlockPool::Live(BlockId block) const {
-  if (block <= kNullBlock || block > id_range()) return false;
-  const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
-  return state.group >= 0 || RefCount(state) > 0;
-}
-
 bool BlockPool::IsFree(BlockId block) const {
   FLEETSIM_CHECK(block >= 0 && block < num_blocks_, "a block id inside the pool");
   if (block == kNullBlock) return false;
@@ -219,18 +213,21 @@ void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
   if (state.group >= 0) {
     const CacheKey key{state.hash, state.group};
+    if ((state.flags & (kBehind | kChained)) == 0) {  // the key's only block: its entry goes
+      index_.Erase(key);
+      --cached_keys_;
+      state = BlockState{};
+      return;
+    }
     const BlockId next = NextSame(block);
     if ((state.flags & kBehind) != 0) {  // a later block under a shared key: out of the chain
       BlockId before = index_.Find(key);
       while (NextSame(before) != block)
         before = NextSame(before);
       SetNextSame(before, next);
-    } else if (next != kNullBlock) {  // the first of several: the next one is named
+    } else {  // the first of several: the next one is named
       index_.Replace(key, next);
       At(next).flags &= static_cast<uint8_t>(~kBehind);
-    } else {  // the key's only block: its entry goes
-      index_.Erase(key);
-      --cached_keys_;
     }
     SetNextSame(block, kNullBlock);
   }

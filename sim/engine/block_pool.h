@@ -161,7 +161,11 @@ class BlockPool {
     return state_[static_cast<std::size_t>(block - 1)];
   }
   // Whether a block id inside the pool has state (held or cached).
-  bool Live(BlockId block) const;
+  bool Live(BlockId block) const {
+    if (block <= kNullBlock || block > id_range()) return false;
+    const BlockState& state = state_[static_cast<std::size_t>(block - 1)];
+    return state.group >= 0 || RefCount(state) > 0;
+  }
   // The next block cached under the same key as `block` (kNullBlock: none), and setting it.
   BlockId NextSame(BlockId block) const;
   void SetNextSame(BlockId block, BlockId next);
