@@ -211,24 +211,21 @@ void BlockPool::SetNextSame(BlockId block, BlockId next) {
 
 void BlockPool::Evict(BlockId block) {
   BlockState& state = At(block);
-  if (state.group >= 0) {
-    const CacheKey key{state.hash, state.group};
-    if ((state.flags & (kBehind | kChained)) == 0) {  // the key's only block: its entry goes
-      index_.Erase(key);
-      --cached_keys_;
-      state = BlockState{};
-      return;
-    }
+  FLEETSIM_CHECK(state.group >= 0, "only a queued (cached) block is evicted");
+  const CacheKey key{state.hash, state.group};
+  if ((state.flags & (kBehind | kChained)) == 0) {  // the key's only block
+    index_.Erase(key);
+    --cached_keys_;
+  } else if ((state.flags & kBehind) != 0) {  // a later block under a shared key
+    BlockId before = index_.Find(key);
+    while (NextSame(before) != block)
+      before = NextSame(before);
+    SetNextSame(before, NextSame(block));
+    SetNextSame(block, kNullBlock);
+  } else {  // the first of several: the next one is named
     const BlockId next = NextSame(block);
-    if ((state.flags & kBehind) != 0) {  // a later block under a shared key: out of the chain
-      BlockId before = index_.Find(key);
-      while (NextSame(before) != block)
-        before = NextSame(before);
-      SetNextSame(before, next);
-    } else {  // the first of several: the next one is named
-      index_.Replace(key, next);
-      At(next).flags &= static_cast<uint8_t>(~kBehind);
-    }
+    index_.Replace(key, next);
+    At(next).flags &= static_cast<uint8_t>(~kBehind);
     SetNextSame(block, kNullBlock);
   }
   // Out of the queue, uncached, with no references yet.
@@ -363,9 +360,9 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
   FLEETSIM_CHECK(key.group >= 0 && key.group <= INT16_MAX, "a KV-cache group index");
   BlockState& state = At(block);
   if (state.group >= 0) return;
-  const BlockId first = index_.Find(key);
   state.hash = key.hash;
   state.group = static_cast<int16_t>(key.group);
+  const BlockId first = index_.Insert(key, block);
   if (first != kNullBlock) {  // a key already cached: this block joins its chain
     FLEETSIM_CHECK(Carries(first, key), "an index entry names a block cached under its key");
     state.flags |= kBehind;
@@ -376,7 +373,6 @@ void BlockPool::Cache(BlockId block, CacheKey key) {
     return;
   }
   ++cached_keys_;
-  index_.Insert(key, block);
 }
 
 }  // namespace fleetsim

@@ -132,10 +132,11 @@ class BlockPool {
     uint8_t unused = 0;
   };
   static_assert(sizeof(BlockState) == 16);
-  static constexpr uint8_t kQueued = 1;  // cached, free and in queue_
-  static constexpr uint8_t kBehind =
-      2;  // cached under a key whose index entry names an earlier block
-  static constexpr uint8_t kChained = 4;  // the next block cached under its key is in next_same_
+  // Flags: cached, free and in queue_; cached under a key whose index entry names an
+  // earlier block; the next block cached under its key is in next_same_.
+  static constexpr uint8_t kQueued = 1;
+  static constexpr uint8_t kBehind = 2;
+  static constexpr uint8_t kChained = 4;
   // A link of next_same_, as checkpoints hold it.
   struct Chain {
     BlockId block = kNullBlock;

@@ -24,7 +24,7 @@
 // higher with it, likely from the heap its more frequent regrowths left; bench/RESULTS.md.)
 //
 //   PrefixIndex index;
-//   index.Insert({hash, 0}, 7);               // the key must not be there yet
+//   index.Insert({hash, 0}, 7);               // kNullBlock: stored (else the block there)
 //   index.Find({hash, 0});                    // 7 (or kNullBlock)
 //   index.Replace({hash, 0}, 9);              // the key now names block 9
 //   index.Erase({hash, 0});                   // gone
@@ -69,14 +69,15 @@ class PrefixIndex {
     if (!slots_.empty()) PrefetchLine(&slots_[HomeOf(key)]);
   }
 
-  // Stores `block` under `key`, which must be absent and whose group fits 16 bits (the
-  // pool checks both before it caches). A table that would be more than half full of
-  // slots first grows fourfold.
-  void Insert(CacheKey key, BlockId block) {
+  // Stores `block` under `key` unless the key is there already, in one probe: returns the
+  // block stored under it before (nothing changed), or kNullBlock when it stored `block`.
+  // The key's group fits 16 bits (the pool checks before it caches). A table that would be
+  // more than half full of slots first grows fourfold.
+  BlockId Insert(CacheKey key, BlockId block) {
     const std::size_t at = SlotOf(key);
     if (at != kAbsent) {  // its quad has a slot
       Slot& slot = slots_[at];
-      FLEETSIM_CHECK(slot.blocks[Lane(key)] == kNullBlock, "only an absent key is inserted");
+      if (slot.blocks[Lane(key)] != kNullBlock) return slot.blocks[Lane(key)];
       slot.blocks[Lane(key)] = block;
       ++slot.keys;
     } else {
@@ -90,6 +91,7 @@ class PrefixIndex {
       ++used_;
     }
     ++size_;
+    return kNullBlock;
   }
 
   // Removes `key`'s entry, if any. A slot left with no key goes, closing the gap behind it

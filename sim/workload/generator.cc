@@ -254,8 +254,7 @@ class Sessions : public GeneratedWorkload {
       // send them again, so no other request can hit those blocks.
       if (s.next_turn == s.turns && spec_.hash_block_size > 0) r.shared_hashes = s.sent_hashes;
     }
-    if (spec_.hash_block_size > 0)
-      s.sent_hashes = std::max(s.sent_hashes, s.prompt.tokens() / spec_.hash_block_size);
+    if (spec_.hash_block_size > 0) s.sent_hashes = s.prompt.tokens() / spec_.hash_block_size;
 
     if (s.next_turn < s.turns) {
       s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);

@@ -40,6 +40,10 @@ TEST(PrefixIndex, FindsWhatWasInsertedAndNothingElse) {
   EXPECT_EQ(index.Find({1, 0}), a);
   EXPECT_EQ(index.Find({1, 1}), b);
   EXPECT_EQ(index.Find({2, 0}), kNullBlock);
+  // A present key keeps its block: the insert says which, and changes nothing.
+  EXPECT_EQ(index.Insert({1, 0}, 99), a);
+  EXPECT_EQ(index.Find({1, 0}), a);
+  EXPECT_EQ(index.size(), 2u);
   index.Erase({1, 0});
   EXPECT_EQ(index.Find({1, 0}), kNullBlock);
   EXPECT_EQ(index.Find({1, 1}), b);
