@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "comm/mpi_runtime.h"
 #include "output/test_world.h"
 
 namespace {
@@ -30,6 +31,7 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   int provided = 0;
+  fleetsim::comm::PrepareMpiEnvironment();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   namespace world = fleetsim::output::testing;
@@ -48,5 +50,6 @@ int main(int argc, char** argv) {
                 any_failed ? "some failed" : "all passed");
   }
   MPI_Finalize();
+  fleetsim::comm::CleanUpMpiEnvironment();
   return any_failed;
 }
