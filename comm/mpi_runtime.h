@@ -16,13 +16,6 @@
 
 namespace fleetsim::comm {
 
-// What MpiRuntime does around MPI_Init and MPI_Finalize besides them, for a program that
-// calls those itself (the test mains): the Open MPI settings this project relies on
-// (mpi_runtime.cc says why each), among them a session directory of a singleton's own,
-// set in the environment before MPI_Init; and that directory removed after MPI_Finalize.
-void PrepareMpiEnvironment();
-void CleanUpMpiEnvironment();
-
 class MpiRuntime {
  public:
   MpiRuntime(int* argc, char*** argv);

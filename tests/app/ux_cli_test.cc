@@ -3,13 +3,10 @@
 // a missing config.json named as a missing file, the summary table with `unfinished` and
 // no "nan", --progress into a log, --json, --dry-run, and export --dir creating its
 // folder. The ones that simulate are slow (a few hundred requests on the default fleet).
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <regex>
 #include <sstream>
-#include <string>
 
 #include <gtest/gtest.h>
 
@@ -154,49 +151,6 @@ TEST_F(UxCli, TheSummaryTableCountsUnfinishedAndPrintsNoNan) {
   EXPECT_EQ(requests, 300);
   EXPECT_GT(unfinished, 0) << "a 1 s horizon leaves requests of a 3 s workload unfinished";
   EXPECT_EQ(finished + rejected + unfinished, requests) << cut.out;
-}
-
-// Sets an environment variable for the scope, putting back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// Open MPI's singletons all keep their session at one path below the temp directory, and
-// each removes it as it ends, so one could lose it under another starting at that moment.
-// A fleetsim singleton keeps its session below a directory of its own there, replaces one
-// inherited from another fleetsim, and leaves nothing behind, whether it ran or refused
-// its input.
-TEST_F(UxCli, ASingletonsMpiSessionIsItsOwnAndLeavesNothingBehind) {
-  const fs::path temp = Path("tmp");
-  fs::create_directories(temp);
-  const ScopedEnv tmpdir("TMPDIR", temp.string());
-  const ScopedEnv inherited("OMPI_MCA_orte_tmpdir_base", (temp / "fleetsim-mpi-1").string());
-  const auto ran = RunFleetsim("run --num-reqs 10 --output " + Path("a.h5"));
-  EXPECT_EQ(ran.exit_code, 0) << ran.err;
-  const auto refused = RunFleetsim("run --workload " + Path("missing.yaml"));
-  EXPECT_EQ(refused.exit_code, 2) << refused.err;
-  for (const fs::directory_entry& entry : fs::directory_iterator(temp)) {
-    const std::string name = entry.path().filename().string();
-    EXPECT_NE(name.rfind("fleetsim-mpi-", 0), 0u) << name << " was left in the temp directory";
-    EXPECT_NE(name.rfind("ompi.", 0), 0u) << name << " was left in the temp directory";
-  }
 }
 
 TEST_F(UxCli, ProgressAlwaysWritesLinesIntoALog) {

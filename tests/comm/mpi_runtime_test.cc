@@ -5,9 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -67,19 +65,6 @@ TEST(MpiRuntime, ASingletonStartsWithoutADaemonOrTransportProbesAndAUsersSetting
   EXPECT_EQ(EnvOr("OMPI_MCA_pml", "unset"), pml);
   EXPECT_EQ(EnvOr("OMPI_MCA_ess_singleton_isolated", "unset"),
             g_user_isolated.empty() ? "1" : g_user_isolated);
-}
-
-TEST(MpiRuntime, ASingletonKeepsItsSessionInADirectoryOfItsOwn) {
-  const std::filesystem::path own =
-      std::filesystem::temp_directory_path() / ("fleetsim-mpi-" + std::to_string(::getpid()));
-  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || g_user_isolated == "0") {
-    // mpirun's daemon, or the daemon the user asked a singleton to start, made the session
-    // (of its own) and names its base to its processes; they must use that one.
-    EXPECT_NE(EnvOr("OMPI_MCA_orte_tmpdir_base", "unset"), own.string());
-    return;
-  }
-  EXPECT_EQ(EnvOr("OMPI_MCA_orte_tmpdir_base", "unset"), own.string());
-  EXPECT_TRUE(std::filesystem::is_directory(own)) << "Open MPI keeps its session there";
 }
 
 }  // namespace

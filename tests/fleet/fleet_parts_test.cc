@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "comm/mpi_runtime.h"
 #include "fleet/fleet_metrics.h"
 #include "fleet/fleet_setup.h"
 #include "fleet/routed_request.h"
@@ -180,10 +179,8 @@ TEST(Gateways, RequestsSpreadOverEveryGateway) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  fleetsim::comm::PrepareMpiEnvironment();
   MPI_Init(&argc, &argv);
   const int result = RUN_ALL_TESTS();
   MPI_Finalize();
-  fleetsim::comm::CleanUpMpiEnvironment();
   return result;
 }

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi_runtime.h"
 #include "output/test_world.h"
 
 namespace {
@@ -31,7 +30,6 @@ class FailurePrinter : public ::testing::EmptyTestEventListener {
 
 int main(int argc, char** argv) {
   int provided = 0;
-  fleetsim::comm::PrepareMpiEnvironment();
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   ::testing::InitGoogleTest(&argc, argv);
   namespace world = fleetsim::output::testing;
@@ -50,6 +48,5 @@ int main(int argc, char** argv) {
                 any_failed ? "some failed" : "all passed");
   }
   MPI_Finalize();
-  fleetsim::comm::CleanUpMpiEnvironment();
   return any_failed;
 }

@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/mpi_runtime.h"
-
 namespace {
 
 class MpiEnvironment : public ::testing::Environment {
  public:
   void SetUp() override {
     int provided = 0;
-    fleetsim::comm::PrepareMpiEnvironment();
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   }
-  void TearDown() override {
-    MPI_Finalize();
-    fleetsim::comm::CleanUpMpiEnvironment();
-  }
+  void TearDown() override { MPI_Finalize(); }
 };
 
 }  // namespace
