@@ -12,6 +12,7 @@ BlockPool::BlockPool(int64_t num_blocks) : num_blocks_(num_blocks), num_free_(nu
   FLEETSIM_CHECK(num_blocks >= 1 && num_blocks <= INT32_MAX,
                  "a pool holds the null block and fewer blocks than a block id counts");
   anonymous_tail_ = num_free_;
+  anonymous_pushed_ = num_free_;  // every block, numbered in id order
 }
 
 void BlockPool::Save(CheckpointWriter& w) const {
@@ -31,6 +32,8 @@ void BlockPool::Save(CheckpointWriter& w) const {
   w.U64(queue_head_);
   w.U64(queue_base_);
   w.I64(anonymous_tail_);
+  w.I64(anonymous_pushed_);
+  w.I64(anonymous_popped_);
   index_.Save(w);
 }
 
@@ -46,6 +49,8 @@ void BlockPool::Load(CheckpointReader& r) {
   r.Require(base <= UINT32_MAX, "free queue's first place");
   queue_base_ = static_cast<uint32_t>(base);
   anonymous_tail_ = r.I64();
+  anonymous_pushed_ = r.I64();
+  anonymous_popped_ = r.I64();
   holes_ = 0;
   const auto range = static_cast<BlockId>(state_.size());
   next_same_.clear();
@@ -63,6 +68,7 @@ void BlockPool::Load(CheckpointReader& r) {
                 static_cast<int64_t>(state_.size()) < num_blocks_ && queue_head_ <= queue_.size(),
             "block pool counts");
   int64_t queued = anonymous_tail_;
+  int64_t anonymous_queued = anonymous_tail_;
   for (std::size_t i = queue_head_; i < queue_.size(); ++i) {
     const QueueEntry entry = queue_[i];
     if (entry == kHole) {
@@ -71,6 +77,7 @@ void BlockPool::Load(CheckpointReader& r) {
     }
     if (entry < 0) {
       queued -= entry;
+      anonymous_queued -= entry;
       continue;
     }
     r.Require(entry <= range, "a queued block has state");
@@ -81,6 +88,8 @@ void BlockPool::Load(CheckpointReader& r) {
     ++queued;
   }
   r.Require(queued == num_free_, "the free queue holds every free block");
+  r.Require(anonymous_popped_ >= 0 && anonymous_pushed_ - anonymous_popped_ == anonymous_queued,
+            "the free queue's anonymous blocks are numbered");
   index_.Load(r);
   cached_keys_ = 0;
   for (const BlockState& state : state_)
@@ -238,6 +247,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
   while (n > 0) {
     if (queue_head_ == queue_.size()) {  // only the tail's anonymous blocks are left
       anonymous_tail_ -= n;
+      anonymous_popped_ += n;
       anonymous(n);
       break;
     }
@@ -255,6 +265,7 @@ void BlockPool::PopFree(int64_t n, Anonymous&& anonymous, Cached&& cached) {
       queue_[at] += static_cast<QueueEntry>(taken);
       if (queue_[at] == 0) ++queue_head_;
       n -= taken;
+      anonymous_popped_ += taken;
       anonymous(taken);
       continue;
     }
@@ -332,6 +343,7 @@ void BlockPool::Free(BlockId block) {
     PushTail(block);
   } else {
     ++anonymous_tail_;
+    ++anonymous_pushed_;
     Release(block);
   }
 }
@@ -352,6 +364,69 @@ void BlockPool::PrefetchEntryOf(QueueEntry entry) const {
   if (entry <= 0) return;  // a hole or a run of anonymous blocks
   const BlockState& state = At(entry);
   index_.Prefetch({state.hash, state.group});
+}
+
+void BlockPool::CacheQueuedAnonymous(int64_t first, std::span<const CacheKey> keys) {
+  const auto count = static_cast<int64_t>(keys.size());
+  if (count == 0) return;
+  FLEETSIM_CHECK(first >= anonymous_popped_ && first + count <= anonymous_pushed_,
+                 "only queued anonymous blocks are cached in place");
+  // The queue again from its head, holes dropped, the runs that hold the blocks split
+  // around them (rare: a conversation's next turn on the same instance). Every queued
+  // block learns its new place, as Compact tells them.
+  std::vector<QueueEntry> queue;
+  queue.reserve(queue_.size() - queue_head_ + keys.size() + 2);
+  const auto add_run = [&queue](int64_t run) {
+    if (run <= 0) return;
+    if (!queue.empty() && queue.back() < 0) {
+      queue.back() -= static_cast<QueueEntry>(run);
+    } else {
+      queue.push_back(static_cast<QueueEntry>(-run));
+    }
+  };
+  int64_t number = anonymous_popped_;  // of the next anonymous block met
+  const auto add_anonymous = [&](int64_t run) {
+    const int64_t from = std::max(number, first);
+    const int64_t to = std::min(number + run, first + count);
+    if (from >= to) {
+      add_run(run);
+    } else {
+      add_run(from - number);
+      for (int64_t k = from; k < to; ++k) {
+        const BlockId block = TakeAnonymous();
+        Cache(block, keys[static_cast<std::size_t>(k - first)]);
+        queue.push_back(block);
+      }
+      add_run(number + run - to);
+    }
+    number += run;
+  };
+  for (std::size_t i = queue_head_; i < queue_.size(); ++i) {
+    const QueueEntry entry = queue_[i];
+    if (entry == kHole) continue;
+    if (entry < 0) {
+      add_anonymous(-static_cast<int64_t>(entry));
+    } else {
+      queue.push_back(entry);
+    }
+  }
+  add_anonymous(anonymous_tail_);
+  // What follows the last cached block is the tail again.
+  anonymous_tail_ = 0;
+  if (!queue.empty() && queue.back() < 0) {
+    anonymous_tail_ = -static_cast<int64_t>(queue.back());
+    queue.pop_back();
+  }
+  queue_ = std::move(queue);
+  queue_head_ = 0;
+  holes_ = 0;
+  for (std::size_t i = 0; i < queue_.size(); ++i) {
+    if (queue_[i] <= 0) continue;
+    BlockState& state = At(queue_[i]);
+    state.refs_or_entry = static_cast<uint32_t>(queue_base_ + i);
+    state.flags |= kQueued;
+  }
+  anonymous_pushed_ -= count;
 }
 
 void BlockPool::Cache(BlockId block, CacheKey key) {

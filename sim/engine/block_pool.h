@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -97,7 +98,20 @@ class BlockPool {
   void FreeAnonymous(int64_t n) {
     num_free_ += n;
     anonymous_tail_ += n;
+    anonymous_pushed_ += n;
   }
+
+  // Anonymous free blocks are numbered in the order they join the queue (from 0, over the
+  // pool's life): those numbered below anonymous_popped() have been taken from its head,
+  // the rest up to anonymous_pushed() are queued, in that order. (KvCacheManager keeps a
+  // conversation's blocks anonymous and remembers their numbers, so that it can cache them
+  // later in their places.)
+  int64_t anonymous_pushed() const { return anonymous_pushed_; }
+  int64_t anonymous_popped() const { return anonymous_popped_; }
+  // Caches the queued anonymous blocks numbered [first, first + keys.size()), block
+  // first + k under keys[k], each keeping its place in the queue -- as if it had been
+  // cached before it was freed. Later anonymous blocks' numbers drop by keys.size().
+  void CacheQueuedAnonymous(int64_t first, std::span<const CacheKey> keys);
 
   bool IsFree(BlockId block) const;
   bool IsCached(BlockId block) const;
@@ -209,9 +223,11 @@ class BlockPool {
   // anonymous blocks; runs, blocks and the tail add up to num_free_.
   std::vector<QueueEntry> queue_;
   std::size_t queue_head_ = 0;
-  uint32_t queue_base_ = 0;     // the place of queue_[0] (modulo 2^32, as places are kept)
-  std::size_t holes_ = 0;       // kHole entries from queue_head_ on
-  int64_t anonymous_tail_ = 0;  // anonymous free blocks queued after the entries
+  uint32_t queue_base_ = 0;       // the place of queue_[0] (modulo 2^32, as places are kept)
+  std::size_t holes_ = 0;         // kHole entries from queue_head_ on
+  int64_t anonymous_tail_ = 0;    // anonymous free blocks queued after the entries
+  int64_t anonymous_pushed_ = 0;  // anonymous blocks ever queued (less those cached later)
+  int64_t anonymous_popped_ = 0;  // anonymous blocks ever taken from the queue's head
   // The first block cached under each key (next_same_ has the others).
   PrefixIndex index_;
   int64_t cached_keys_ = 0;

@@ -823,10 +823,13 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // is set before every schedule, not state; 2,360: the block pool's chains of blocks cached
 // under one key, out of the block states into a map of their own, saved with the pool;
 // 2,368: the place of the free queue's first entry, saved with the pool; 2,376: the prefix
-// index's count of slots in use, which Load recounts from the slots.)
+// index's count of slots in use, which Load recounts from the slots; 2,480: the block pool's
+// numbering of anonymous blocks, saved with the pool, and the KV cache manager's
+// conversations -- records saved with it, holders restored from the live requests, a
+// count for tests that is not state.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2376,
+static_assert(sizeof(Instance) == 2480,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {
@@ -915,6 +918,7 @@ void Instance::Load(CheckpointReader& r) {
     by_index.push_back(request.get());
   }
   scheduler_.Load(r, by_index);
+  kv_.RestoreFamilyHolders(by_index);
   const uint64_t sending = r.Count(8);
   for (uint64_t i = 0; i < sending; ++i) {
     const SimTime sent = r.I64();

@@ -1,6 +1,7 @@
 #include "engine/kv_cache_manager.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace fleetsim {
 
@@ -12,6 +13,153 @@ KvCacheManager::KvCacheManager(const KvCacheLayout& layout, int64_t num_blocks, 
       pool_(num_blocks) {
   for (std::size_t g = 0; g < layout_.groups.size(); ++g)
     has_attention_ = has_attention_ || IsAttention(g);
+  defer_families_ = prefix_caching_ && layout_.groups.size() == 1 && IsAttention(0);
+}
+
+void KvCacheManager::Save(CheckpointWriter& w) const {
+  pool_.Save(w);
+  // The records oldest first, so that equal managers write equal files.
+  std::vector<const RecordRef*> kept;
+  for (std::size_t i = records_head_; i < records_.size(); ++i) {
+    if (records_[i].top >= 0) kept.push_back(&records_[i]);
+  }
+  w.U64(kept.size());
+  for (const RecordRef* ref : kept) {
+    const Family& family = *families_.Find(ref->family);
+    w.U64(ref->family);
+    w.Pods(family.hashes);
+    w.I64(family.first);
+    w.I64(family.end);
+    w.I64(ref->top);
+  }
+}
+
+void KvCacheManager::Load(CheckpointReader& r) {
+  pool_.Load(r);
+  families_.Clear();
+  records_.clear();
+  records_head_ = 0;
+  const uint64_t count = r.U64();
+  int64_t below = -1;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t id = r.U64();
+    Family family;
+    family.hashes = r.Pods<BlockHash>();
+    family.first = r.I64();
+    family.end = r.I64();
+    const int64_t top = r.I64();
+    family.serial = next_serial_++;
+    r.Require(defer_families_ && id != 0 && family.first >= 0 && family.first < family.end &&
+                  family.end <= static_cast<int64_t>(family.hashes.size()) && top > below &&
+                  top < pool_.anonymous_pushed() && families_.Find(id) == nullptr,
+              "a conversation's record");
+    below = top;
+    records_.push_back({id, family.serial, top});
+    families_.Insert(id) = std::move(family);
+  }
+}
+
+void KvCacheManager::RestoreFamilyHolders(const std::vector<Request*>& live) {
+  for (Request* request : live) {
+    // As Allocate registers them: holding blocks, its conversation's not in the index.
+    if (!DefersFamily(*request) || request->blocks.empty() || request->blocks[0].empty() ||
+        request->num_shared_hashes >= request->shared_hash_blocks())
+      continue;
+    Family& family = families_.Insert(request->family);
+    FLEETSIM_CHECK(family.holder == nullptr && family.serial == 0,
+                   "one turn of a conversation holds its blocks lazily");
+    family.holder = request;
+  }
+}
+
+int64_t KvCacheManager::family_records() const {
+  int64_t records = 0;
+  for (std::size_t i = records_head_; i < records_.size(); ++i)
+    records += records_[i].top >= 0 ? 1 : 0;
+  return records;
+}
+
+void KvCacheManager::PrepareLookup(Request& request) {
+  if (!defer_families_ || request.family == 0) return;
+  const Family* found = families_.Find(request.family);
+  if (found == nullptr) return;
+  const Family& family = *found;
+  FLEETSIM_CHECK(family.holder != &request, "a turn holding blocks is not looked up");
+  bool caught_up = false;
+  if (family.holder != nullptr) {
+    IndexHeldFamilyBlocks(*family.holder);
+    caught_up = true;
+  }
+  if (family.serial != 0) {
+    const bool queued = RecordOf(family.serial).top >= pool_.anonymous_popped();
+    CatchUpRecord(family);
+    caught_up = caught_up || queued;
+  }
+  families_.Erase(request.family);
+  if (caught_up) {
+    // The two turns' blocks are cached as they are hashed from here on.
+    request.family_blocks_indexed = true;
+    ++family_catch_ups_;
+  }
+}
+
+void KvCacheManager::IndexHeldFamilyBlocks(Request& request) {
+  auto& blocks = request.blocks[0];
+  const int64_t end = std::min({request.num_hashed_blocks, static_cast<int64_t>(blocks.size()),
+                                request.shared_hash_blocks()});
+  for (int64_t i = request.num_shared_hashes; i < end; ++i) {
+    BlockId& block = blocks[static_cast<std::size_t>(i)];
+    block = pool_.Name(block);
+    pool_.Cache(block, {request.BlockHashAt(i), 0});
+  }
+  request.num_shared_hashes = static_cast<int32_t>(request.shared_hash_blocks());
+  request.family_blocks_indexed = true;
+}
+
+KvCacheManager::RecordRef& KvCacheManager::RecordOf(uint64_t serial) {
+  const auto it = std::lower_bound(records_.begin() + static_cast<std::ptrdiff_t>(records_head_),
+                                   records_.end(), serial,
+                                   [](const RecordRef& ref, uint64_t s) { return ref.serial < s; });
+  FLEETSIM_CHECK(it != records_.end() && it->serial == serial, "a conversation's record is listed");
+  return *it;
+}
+
+void KvCacheManager::CatchUpRecord(const Family& family) {
+  RecordRef& ref = RecordOf(family.serial);
+  // The block at position first + k has number top - k: queued while that is not below
+  // the numbers popped, so the positions still queued are the record's first `live`.
+  const int64_t live = std::min(family.end - family.first, ref.top - pool_.anonymous_popped() + 1);
+  if (live > 0) {
+    std::vector<CacheKey> keys(static_cast<std::size_t>(live));
+    for (int64_t k = 0; k < live; ++k) {  // in number order: the last position first
+      const auto position = static_cast<std::size_t>(family.first + live - 1 - k);
+      keys[static_cast<std::size_t>(k)] = {family.hashes[position], 0};
+    }
+    pool_.CacheQueuedAnonymous(ref.top - (live - 1), keys);
+    // The records made later hold the later numbers.
+    for (auto later = records_.begin() + (&ref - records_.data()) + 1; later != records_.end();
+         ++later) {
+      if (later->top >= 0) later->top -= live;
+    }
+  }
+  ref.top = -1;
+}
+
+void KvCacheManager::ForgetPoppedRecords() {
+  const int64_t popped = pool_.anonymous_popped();
+  for (; records_head_ < records_.size(); ++records_head_) {
+    const RecordRef& ref = records_[records_head_];
+    if (ref.top >= popped) break;  // the oldest record still queued
+    if (ref.top < 0) continue;     // made good already
+    const Family* family = families_.Find(ref.family);
+    FLEETSIM_CHECK(family != nullptr && family->serial == ref.serial,
+                   "a listed record is its conversation's");
+    families_.Erase(ref.family);
+  }
+  if (records_head_ >= 64 && 2 * records_head_ > records_.size()) {
+    records_.erase(records_.begin(), records_.begin() + static_cast<std::ptrdiff_t>(records_head_));
+    records_head_ = 0;
+  }
 }
 
 bool KvCacheManager::IsAttention(std::size_t group) const {
@@ -137,6 +285,9 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
   if (request.blocks.empty()) {
     request.blocks.resize(num_groups);
     request.num_shared_hashes = static_cast<int32_t>(request.shared_hash_blocks());
+    // Its conversation's blocks wait anonymously until another turn comes (the header).
+    if (DefersFamily(request) && request.family_hash_start < request.num_shared_hashes)
+      request.num_shared_hashes = static_cast<int32_t>(request.family_hash_start);
     // Room for the request at its longest, once, rather than growing step by step.
     const int64_t longest = std::min(request.prompt_tokens + request.max_output_tokens,
                                      std::max<int64_t>(layout_.max_model_len, 1));
@@ -147,6 +298,10 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
     }
   }
   FreeSkippedStates(request);
+  // A turn that gets its first blocks lazily holds its conversation's (the header).
+  const bool first_blocks = defer_families_ && request.blocks[0].empty() &&
+                            request.num_shared_hashes < request.shared_hash_blocks() &&
+                            DefersFamily(request);
 
   const int64_t computed = std::max(request.num_computed, hit.tokens);
   const int64_t total = computed + num_new_tokens;
@@ -217,6 +372,12 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
       }
     }
     request.num_hashed_blocks = std::max(request.num_hashed_blocks, full);
+  }
+  if (first_blocks) {
+    Family& family = families_.Insert(request.family);
+    FLEETSIM_CHECK(family.holder == nullptr && family.serial == 0,
+                   "a turn is looked up (PrepareLookup) before it holds blocks");
+    family.holder = &request;
   }
   return true;
 }
@@ -311,12 +472,18 @@ void KvCacheManager::CatchUpHashedBlocks(Request& request) const {
 
 void KvCacheManager::Preempt(Request& request) {
   if (prefix_caching_ && !request.private_blocks_indexed) {
-    // Only this request has these hashes, so no key is cached twice: the order is free.
+    if (defer_families_ && request.family != 0) {  // no longer holding lazily
+      const Family* family = families_.Find(request.family);
+      if (family != nullptr && family->holder == &request) families_.Erase(request.family);
+    }
+    // Past the blocks in the index, in their order: a conversation's earlier turns may
+    // have cached some of these hashes too, and these go after theirs, as vLLM would have
+    // put them when it hashed them.
     for (std::size_t g = 0; g < layout_.groups.size() && g < request.blocks.size(); ++g) {
       if (!IsAttention(g)) continue;
       const auto& blocks = request.blocks[g];
       const int64_t end = std::min(request.num_hashed_blocks, static_cast<int64_t>(blocks.size()));
-      for (int64_t i = request.shared_hash_blocks(); i < end; ++i) {
+      for (int64_t i = request.num_shared_hashes; i < end; ++i) {
         BlockId& block = request.blocks[g][static_cast<std::size_t>(i)];
         block = pool_.Name(block);
         pool_.Cache(block, {request.BlockHashAt(i), static_cast<int>(g)});
@@ -328,6 +495,25 @@ void KvCacheManager::Preempt(Request& request) {
 }
 
 void KvCacheManager::Free(Request& request) {
+  // A turn holding its conversation's blocks lazily leaves a record of those it hashed:
+  // positions [first, end), held anonymously past the hits it took (see the header).
+  Family* family = nullptr;
+  int64_t first = 0;
+  int64_t end = 0;
+  int64_t top = -1;
+  if (defer_families_ && request.family != 0) {
+    family = families_.Find(request.family);
+    if (family != nullptr && family->holder != &request) family = nullptr;
+    if (family != nullptr) {
+      family->holder = nullptr;
+      const auto& blocks = request.blocks[0];
+      end = std::min({request.num_hashed_blocks, static_cast<int64_t>(blocks.size()),
+                      request.shared_hash_blocks()});
+      first = request.num_shared_hashes;
+      while (first < end && blocks[static_cast<std::size_t>(first)] != kAnonymousBlock)
+        ++first;
+    }
+  }
   for (std::size_t g = 0; g < request.blocks.size(); ++g) {
     auto& blocks = request.blocks[g];
     // Anonymous blocks in a row go back as one count: the same queue.
@@ -336,9 +522,14 @@ void KvCacheManager::Free(Request& request) {
     for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
       if (blocks.rend() - it > kAhead) pool_.PrefetchState(it[kAhead]);
       if (*it == kAnonymousBlock) {
+        // The record's first position: its number is the next one pushed.
+        if (first < end && blocks.rend() - it - 1 == first)
+          top = pool_.anonymous_pushed() + anonymous;
         ++anonymous;
         continue;
       }
+      FLEETSIM_CHECK(blocks.rend() - it - 1 >= end || blocks.rend() - it - 1 < first,
+                     "a conversation's lazily held blocks are anonymous");
       pool_.FreeAnonymous(anonymous);
       anonymous = 0;
       pool_.Free(*it);
@@ -349,6 +540,22 @@ void KvCacheManager::Free(Request& request) {
   request.blocks.clear();
   request.num_hashed_blocks = 0;
   request.gdn_scan_from = 0;
+  if (family == nullptr) return;
+  if (top < 0) {
+    families_.Erase(request.family);
+    return;
+  }
+  // A finished turn's hashes are no longer its own business: the record takes them.
+  if (request.state == RequestState::kFinished) {
+    family->hashes = std::move(request.prompt_block_hashes);
+  } else {
+    family->hashes = request.prompt_block_hashes;
+  }
+  family->first = first;
+  family->end = end;
+  family->serial = next_serial_++;
+  records_.push_back({request.family, family->serial, top});
+  ForgetPoppedRecords();
 }
 
 }  // namespace fleetsim

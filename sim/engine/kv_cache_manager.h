@@ -16,12 +16,26 @@
 // their request is first preempted (Preempt), and from then on as they are hashed; until
 // then they cost no index work, and a request that finishes unpreempted leaves them
 // anonymous in the free queue. Every lookup gives what hashing them all would have given.
+//
+// A conversation's history is cached lazily. The blocks of a turn past the hashes other
+// conversations can produce (Request::family_hash_start: past its system prompt) can be hit
+// only by the same conversation's later turns -- and those come to this instance seldom,
+// since routers pick instances by load. So such blocks are held anonymously, and go back
+// to the free queue as anonymous ones whose numbers there (BlockPool::anonymous_pushed)
+// the conversation's record keeps, with their hashes; nothing else is kept. When another
+// turn of the conversation comes to be looked up here (PrepareLookup), the record's blocks
+// still queued are cached in their places, and a turn still holding such blocks has them
+// cached, as they would have been all along: both turns then cache as they hash. Nothing
+// but that conversation's turns can tell the difference, and they look only after it is
+// made good: the order in which cached blocks are evicted, every hit and every count stay
+// vLLM's. A record whose blocks have all been taken from the queue is forgotten.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "engine/block_pool.h"
+#include "engine/family_table.h"
 #include "engine/kv_cache_layout.h"
 #include "engine/request.h"
 
@@ -37,6 +51,16 @@ struct PrefixHit {
 class KvCacheManager {
  public:
   KvCacheManager(const KvCacheLayout& layout, int64_t num_blocks, bool prefix_caching);
+
+  // Before a waiting request's lookup (FindLongestHit): its conversation's blocks on this
+  // instance are cached as they would have been all along (see the header), and from then
+  // on both turns cache as they hash.
+  void PrepareLookup(Request& request);
+  // After Load, with the instance's live requests: which hold conversation blocks lazily.
+  void RestoreFamilyHolders(const std::vector<Request*>& live);
+  // Conversation records kept, and how often one (or a turn's held blocks) was made good.
+  int64_t family_records() const;
+  int64_t family_catch_ups() const { return family_catch_ups_; }
 
   // Longest hit: whole cached blocks from the start, capped at num_tokens - 1; for a
   // hybrid, trimmed back to the last block every GDN group holds a checkpoint for.
@@ -101,9 +125,10 @@ class KvCacheManager {
   double Usage() const { return pool_.Usage(); }
   const KvCacheLayout& layout() const { return layout_; }
   const BlockPool& pool() const { return pool_; }
-  // The pool's state (the rest is the layout, fixed at construction).
-  void Save(CheckpointWriter& w) const { pool_.Save(w); }
-  void Load(CheckpointReader& r) { pool_.Load(r); }
+  // The pool's state and the conversations' records (the rest is the layout, fixed at
+  // construction; the holders come back with RestoreFamilyHolders).
+  void Save(CheckpointWriter& w) const;
+  void Load(CheckpointReader& r);
 
  private:
   // Allocate's shortcut for a decode step (one token, no hit, no lookahead) that needs no
@@ -142,12 +167,56 @@ class KvCacheManager {
                        int64_t check_tokens, const std::vector<BlockId>& hit, int64_t hit_positions,
                        int64_t slot_tokens) const;
 
+  // Whether `request`'s conversation blocks are held anonymously until another turn comes.
+  bool DefersFamily(const Request& request) const {
+    return defer_families_ && request.family != 0 && request.family_hash_start >= 0 &&
+           !request.family_blocks_indexed && !request.private_blocks_indexed &&
+           !request.remote_decode && !request.remote_prefilled;
+  }
+  // Caches a held request's hashed blocks past those in the index, up to its shared hashes
+  // (Preempt's first part), and lets it cache as it hashes from then on.
+  void IndexHeldFamilyBlocks(Request& request);
+  // A conversation on this instance: the turn holding its blocks anonymously, or the
+  // record of those a finished turn left in the free queue -- never both (a turn looked
+  // up beside either makes it good).
+  struct Family {
+    Request* holder = nullptr;
+    // The record (serial 0: none): the finished turn's prompt hashes, of which positions
+    // [first, end) went back anonymously, the last first: records_ has their numbers.
+    std::vector<BlockHash> hashes;
+    int64_t first = 0;
+    int64_t end = 0;
+    uint64_t serial = 0;
+  };
+  // A record in the order records were made, which is the order of their numbers: the
+  // block at the record's `first` has anonymous number `top`, the one at first + k number
+  // top - k (top -1: the record was made good or forgotten).
+  struct RecordRef {
+    uint64_t family = 0;
+    uint64_t serial = 0;
+    int64_t top = -1;
+  };
+  // Caches the record's blocks still queued, in their places; later records' numbers drop
+  // by as many.
+  void CatchUpRecord(const Family& family);
+  // Forgets the oldest records whose blocks have all left the queue.
+  void ForgetPoppedRecords();
+  // The record of `serial` in records_.
+  RecordRef& RecordOf(uint64_t serial);
+
   KvCacheLayout layout_;
   int64_t block_size_;
   bool prefix_caching_;
   bool align_;
   bool has_attention_ = false;
+  // Lazy conversation blocks: with prefix caching, one full-attention group only.
+  bool defer_families_ = false;
   BlockPool pool_;
+  FamilyTable<Family> families_;
+  std::vector<RecordRef> records_;  // from records_head_ on, by serial (a deque allocates)
+  std::size_t records_head_ = 0;
+  uint64_t next_serial_ = 1;
+  int64_t family_catch_ups_ = 0;  // not saved: a count for tests and benchmarks
 };
 
 }  // namespace fleetsim

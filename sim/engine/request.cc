@@ -37,6 +37,7 @@ void Request::Save(CheckpointWriter& w) const {
   w.I32(num_preemptions);
   w.I32(num_shared_hashes);
   w.Bool(private_blocks_indexed);
+  w.Bool(family_blocks_indexed);
   w.Bool(emitted_last_step);
   w.Bool(remote_decode);
   w.Bool(remote_prefilled);
@@ -49,6 +50,8 @@ void Request::Save(CheckpointWriter& w) const {
   w.Str(name);
   w.Pods(prompt_block_hashes);
   w.I64(shared_hash_limit);
+  w.U64(family);
+  w.I64(family_hash_start);
 }
 
 void Request::Load(CheckpointReader& r, std::size_t groups) {
@@ -65,6 +68,7 @@ void Request::Load(CheckpointReader& r, std::size_t groups) {
   num_preemptions = r.I32();
   num_shared_hashes = r.I32();
   private_blocks_indexed = r.Bool();
+  family_blocks_indexed = r.Bool();
   emitted_last_step = r.Bool();
   remote_decode = r.Bool();
   remote_prefilled = r.Bool();
@@ -81,6 +85,9 @@ void Request::Load(CheckpointReader& r, std::size_t groups) {
   prompt_block_hashes = r.Pods<BlockHash>();
   shared_hash_limit = r.I64();
   r.Require(shared_hash_limit >= -1, "request's shared hash limit");
+  family = r.U64();
+  family_hash_start = r.I64();
+  r.Require(family_hash_start >= -1, "request's conversation hash start");
 }
 
 BlockHash Request::BlockHashAt(int64_t index) const {

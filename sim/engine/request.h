@@ -37,6 +37,10 @@ struct alignas(64) Request {
   // Whether the blocks past the shared hashes (hashes only this request produces) are in
   // the prefix-cache index: from its first preemption on, when it could hit them.
   bool private_blocks_indexed = false;
+  // Whether the blocks of its conversation's history (family, below) are in the index as
+  // they are hashed: once another turn of the conversation has come to this instance while
+  // it holds blocks (KvCacheManager).
+  bool family_blocks_indexed = false;
   // Whether its last step emitted a token, so that with speculative decoding the MTP layer
   // drafted for it (vLLM discards drafts of partial prefills).
   bool emitted_last_step = false;
@@ -64,6 +68,12 @@ struct alignas(64) Request {
   // its previous turn's prompt -- so, like the blocks past the hashes, only this request
   // can hit those blocks, and only after a preemption.
   int64_t shared_hash_limit = -1;
+  // Its conversation (0: none), and how many of its hashes, from the start, requests of
+  // other conversations can produce too (a system prompt's); the hashes past those only
+  // the conversation's own turns produce. The KV cache manager caches such blocks lazily,
+  // when another turn could hit them on the same instance.
+  uint64_t family = 0;
+  int64_t family_hash_start = -1;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
   // Blocks whose hash another request can produce.

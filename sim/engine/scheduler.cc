@@ -152,6 +152,7 @@ const StepPlan& Scheduler::ScheduleFrom(std::size_t first) {
 bool Scheduler::AdmitFront(int64_t& budget) {
   Request* request = waiting_.front();
   PrefixHit& hit = hit_;
+  kv_cache_.PrepareLookup(*request);
   kv_cache_.FindLongestHit(*request, hit);
   const int64_t computed = ComputedAtAdmission(*request, hit.tokens);
   int64_t n = request->num_tokens() - computed;

@@ -596,7 +596,7 @@ class FleetRun {
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
 // this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1736, "FleetRun changed: save the new member in checkpoints");
+static_assert(sizeof(FleetRun) == 1752, "FleetRun changed: save the new member in checkpoints");
 
 // Which of the threads' failures the run ends with, on the calling thread: one a thread met
 // alone (not from an agreement: it broke the meetings of the others, whose

@@ -181,6 +181,8 @@ void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arriv
       static_assert(std::is_same_v<BlockHash, uint64_t>, "the mapped hashes move in whole");
       const auto block_size = static_cast<int>(setup.layout.block_size);
       request->shared_hash_limit = MapSharedHashes(routed.request, block_size);
+      request->family = routed.request.family;
+      request->family_hash_start = MapFamilyHashes(routed.request, block_size);
       // A request for a prefill instance keeps its hashes for the decode instance.
       request->prompt_block_hashes = routed.decode_instance >= 0
                                          ? MapBlockHashes(routed.request, block_size)

@@ -36,6 +36,8 @@ void ForEachField(const RoutedRequest& routed, PutBytes&& put) {
   value(static_cast<int32_t>(r.hash_block_size));
   value(static_cast<uint8_t>(r.hashes_cover_partial_block ? 1 : 0));
   value(r.shared_hashes);
+  value(r.family);
+  value(r.family_hashes_from);
   run(r.block_hashes);
   run(r.id);
   run(r.model);
@@ -95,6 +97,8 @@ std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes)
     r.hash_block_size = in.Get<int32_t>();
     r.hashes_cover_partial_block = in.Get<uint8_t>() != 0;
     r.shared_hashes = in.Get<int64_t>();
+    r.family = in.Get<uint64_t>();
+    r.family_hashes_from = in.Get<int64_t>();
     r.block_hashes.resize(in.Get<uint64_t>());
     in.Copy(r.block_hashes.data(), r.block_hashes.size() * sizeof(uint64_t));
     r.id.resize(in.Get<uint64_t>());

@@ -253,6 +253,11 @@ class Sessions : public GeneratedWorkload {
       // The last turn's hashes past what earlier turns sent are its own: no later turn will
       // send them again, so no other request can hit those blocks.
       if (s.next_turn == s.turns && spec_.hash_block_size > 0) r.shared_hashes = s.sent_hashes;
+      // Past the system prompt, only this conversation's turns have its hashes.
+      if (spec_.hash_block_size > 0) {
+        r.family = s.prompt.own_name();
+        r.family_hashes_from = s.prompt.first_piece_blocks();
+      }
     }
     if (spec_.hash_block_size > 0) s.sent_hashes = s.prompt.tokens() / spec_.hash_block_size;
 

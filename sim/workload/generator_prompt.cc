@@ -27,12 +27,16 @@ void PromptBuilder::Append(uint64_t content_id, int64_t tokens) {
   tokens_ += tokens;
 }
 
+uint64_t PromptBuilder::own_name() const {
+  return HashCombine(kFamilyTag, family_);
+}
+
 const std::vector<uint64_t>& PromptBuilder::block_hashes() {
   if (block_size_ <= 0) return block_hashes_;
   const int64_t full = tokens_ / block_size_;
   const int64_t inside_first = first_tokens_ / block_size_;
   const uint64_t first = HashCombine(kFirstPieceTag, first_content_);
-  const uint64_t own = HashCombine(kFamilyTag, family_);
+  const uint64_t own = own_name();
   for (auto j = static_cast<int64_t>(block_hashes_.size()); j < full; ++j) {
     block_hashes_.push_back(BlockHashOf(j < inside_first ? first : own, j));
   }

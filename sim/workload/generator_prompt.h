@@ -44,6 +44,10 @@ class PromptBuilder {
   void Append(uint64_t content_id, int64_t tokens);
 
   int64_t tokens() const { return tokens_; }
+  // The name of its own blocks (never another builder's), and how many blocks, from the
+  // start, lie wholly inside the first piece -- those other builders may share.
+  uint64_t own_name() const;
+  int64_t first_piece_blocks() const { return block_size_ > 0 ? first_tokens_ / block_size_ : 0; }
   // The hashes of the full blocks so far (computed on demand: a rank that passes over a
   // session's turns, and may never make one of them, does not pay for them).
   const std::vector<uint64_t>& block_hashes();

@@ -167,9 +167,22 @@ std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& r, int engine_block_size)
   return MapBlockHashes(std::as_const(r), engine_block_size);
 }
 
+namespace {
+
+// How many of the first `count` hashes (-1: all) stay whole at the engine's block size.
+int64_t MapHashCount(int64_t count, const WorkloadRequest& r, int engine_block_size) {
+  if (count < 0 || r.hash_block_size == engine_block_size) return count;
+  return count * r.hash_block_size / engine_block_size;
+}
+
+}  // namespace
+
 int64_t MapSharedHashes(const WorkloadRequest& r, int engine_block_size) {
-  if (r.shared_hashes < 0 || r.hash_block_size == engine_block_size) return r.shared_hashes;
-  return r.shared_hashes * r.hash_block_size / engine_block_size;
+  return MapHashCount(r.shared_hashes, r, engine_block_size);
+}
+
+int64_t MapFamilyHashes(const WorkloadRequest& r, int engine_block_size) {
+  return r.family == 0 ? -1 : MapHashCount(r.family_hashes_from, r, engine_block_size);
 }
 
 std::unique_ptr<WorkloadSource> OpenWorkload(const std::string& path, const std::string& format) {

@@ -47,6 +47,12 @@ struct WorkloadRequest {
   // earlier turns sent), so no other request can hit its blocks: the engine keeps them out
   // of the prefix index unless the request itself could hit them (after a preemption).
   int64_t shared_hashes = -1;
+  // Its conversation (0: none): the hashes from family_hashes_from on can be produced only
+  // by requests of the same family -- a conversation's turns, past the system prompt all
+  // of them share -- so the engine caches those blocks only when another turn could hit
+  // them on the same instance (KvCacheManager).
+  uint64_t family = 0;
+  int64_t family_hashes_from = -1;
   int hash_block_size = 0;  // 0: no hashes
   // The last hash stands for a partial block too (Mooncake hashes every started block).
   bool hashes_cover_partial_block = false;
@@ -113,6 +119,8 @@ std::vector<uint64_t> MapBlockHashes(WorkloadRequest&& request, int engine_block
 // How many of those another request can produce (-1: all): engine block i's hash is its
 // last token's trace block's, so it is shared iff that trace block's is.
 int64_t MapSharedHashes(const WorkloadRequest& request, int engine_block_size);
+// Where its family's own hashes begin at the engine's block size (-1: no family), alike.
+int64_t MapFamilyHashes(const WorkloadRequest& request, int engine_block_size);
 
 // Why `name` cannot be a model name (empty, over kMaxModelNameBytes, a control
 // character), or nullopt when it can.

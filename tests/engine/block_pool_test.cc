@@ -152,6 +152,54 @@ TEST(BlockPool, AnonymousBlocksKeepTheirPlaceAroundCachedOnes) {
   EXPECT_EQ(pool.num_free(), 2);
 }
 
+// Anonymous free blocks are numbered as they join the queue; caching some of them later
+// puts them in the index in their places, as if cached before they were freed, and the
+// numbers after them close up.
+TEST(BlockPool, QueuedAnonymousBlocksAreNumberedAndCachedInTheirPlaces) {
+  BlockPool pool(10);  // usable 1..9, numbered 0..8 in id order while never used
+  EXPECT_EQ(pool.anonymous_pushed(), 9);
+  EXPECT_EQ(pool.anonymous_popped(), 0);
+  ASSERT_TRUE(pool.AllocateAnonymous(5));
+  EXPECT_EQ(pool.anonymous_popped(), 5);
+  std::vector<BlockId> named;
+  ASSERT_TRUE(pool.Allocate(1, named));  // number 5
+  pool.Cache(named[0], {100, 0});
+  // Queue: 3 never used (6, 7, 8), then the five freed anonymously (9..13), then cached 100.
+  pool.FreeAnonymous(5);
+  pool.Free(named[0]);
+  EXPECT_EQ(pool.anonymous_pushed(), 14);
+  // Blocks numbered 10 and 11 carry keys 1 and 2 after all.
+  const std::vector<CacheKey> keys = {{1, 0}, {2, 0}};
+  pool.CacheQueuedAnonymous(10, keys);
+  EXPECT_EQ(pool.anonymous_pushed(), 12);  // 12 and 13 are now 10 and 11
+  EXPECT_EQ(pool.num_free(), 9);
+  ASSERT_TRUE(pool.Lookup({1, 0}));
+  ASSERT_TRUE(pool.Lookup({2, 0}));
+  // A hit takes one out of the queue; the others keep their order.
+  pool.Touch(*pool.Lookup({2, 0}));
+  EXPECT_EQ(pool.num_free(), 8);
+  ASSERT_TRUE(pool.AllocateAnonymous(4));  // 6, 7, 8 and 9 (anonymous)
+  EXPECT_TRUE(pool.Lookup({1, 0}));
+  EXPECT_EQ(pool.anonymous_popped(), 10);
+  ASSERT_TRUE(pool.AllocateAnonymous(1));  // cached 1 is evicted in its place
+  EXPECT_FALSE(pool.Lookup({1, 0}));
+  EXPECT_EQ(pool.anonymous_popped(), 10);
+  ASSERT_TRUE(pool.AllocateAnonymous(2));  // the last two anonymous
+  EXPECT_EQ(pool.anonymous_popped(), 12);
+  EXPECT_TRUE(pool.Lookup({100, 0}));
+  ASSERT_TRUE(pool.AllocateAnonymous(1));  // and then cached 100
+  EXPECT_FALSE(pool.Lookup({100, 0}));
+  EXPECT_EQ(pool.num_free(), 0);
+  // Saved and loaded, the numbering stays.
+  CheckpointWriter w;
+  pool.Save(w);
+  BlockPool loaded(10);
+  CheckpointReader r(w.bytes(), "pool.bin");
+  loaded.Load(r);
+  EXPECT_EQ(loaded.anonymous_pushed(), 12);
+  EXPECT_EQ(loaded.anonymous_popped(), 12);
+}
+
 // Blocks held anonymously (content that is never cached) cost a count, no state; one
 // named later (about to be cached) gets an id; taken from the queue, they evict as others.
 TEST(BlockPool, AnonymouslyHeldBlocksCostACountAndCanBeNamed) {
