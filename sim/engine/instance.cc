@@ -918,7 +918,7 @@ void Instance::Load(CheckpointReader& r) {
     by_index.push_back(request.get());
   }
   scheduler_.Load(r, by_index);
-  kv_.RestoreFamilyHolders(by_index);
+  kv_.RestoreFamilyHolders(by_index, r);
   const uint64_t sending = r.Count(8);
   for (uint64_t i = 0; i < sending; ++i) {
     const SimTime sent = r.I64();

@@ -49,9 +49,11 @@ void KvCacheManager::Load(CheckpointReader& r) {
     family.end = r.I64();
     const int64_t top = r.I64();
     family.serial = next_serial_++;
+    // Each record's numbers, top - (end - first) + 1 to top, after the last record's.
     r.Require(defer_families_ && id != 0 && family.first >= 0 && family.first < family.end &&
-                  family.end <= static_cast<int64_t>(family.hashes.size()) && top > below &&
-                  top < pool_.anonymous_pushed() && families_.Find(id) == nullptr,
+                  family.end <= static_cast<int64_t>(family.hashes.size()) &&
+                  top - (family.end - family.first) >= below && top < pool_.anonymous_pushed() &&
+                  families_.Find(id) == nullptr,
               "a conversation's record");
     below = top;
     records_.push_back({id, family.serial, top});
@@ -59,15 +61,15 @@ void KvCacheManager::Load(CheckpointReader& r) {
   }
 }
 
-void KvCacheManager::RestoreFamilyHolders(const std::vector<Request*>& live) {
+void KvCacheManager::RestoreFamilyHolders(const std::vector<Request*>& live, CheckpointReader& r) {
   for (Request* request : live) {
     // As Allocate registers them: holding blocks, its conversation's not in the index.
     if (!DefersFamily(*request) || request->blocks.empty() || request->blocks[0].empty() ||
         request->num_shared_hashes >= request->shared_hash_blocks())
       continue;
     Family& family = families_.Insert(request->family);
-    FLEETSIM_CHECK(family.holder == nullptr && family.serial == 0,
-                   "one turn of a conversation holds its blocks lazily");
+    r.Require(family.holder == nullptr && family.serial == 0,
+              "one turn of a conversation holds its blocks lazily, and then it has no record");
     family.holder = request;
   }
 }

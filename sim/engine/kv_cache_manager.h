@@ -57,7 +57,7 @@ class KvCacheManager {
   // on both turns cache as they hash.
   void PrepareLookup(Request& request);
   // After Load, with the instance's live requests: which hold conversation blocks lazily.
-  void RestoreFamilyHolders(const std::vector<Request*>& live);
+  void RestoreFamilyHolders(const std::vector<Request*>& live, CheckpointReader& r);
   // Conversation records kept, and how often one (or a turn's held blocks) was made good.
   int64_t family_records() const;
   int64_t family_catch_ups() const { return family_catch_ups_; }
