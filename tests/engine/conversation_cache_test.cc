@@ -89,6 +89,7 @@ struct Outcome {
   std::vector<StepRecord> steps;
   int64_t catch_ups = 0;
   int64_t records_seen = 0;
+  int64_t records_at_checkpoint = 0;
 };
 
 // Runs the turns through a fresh instance, windows of `window` (0: one go); with
@@ -111,6 +112,7 @@ Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make,
       if (!checkpointed && next_window >= checkpoint_at) {
         checkpointed = true;
         outcome.catch_ups += instance->kv_cache().family_catch_ups();
+        outcome.records_at_checkpoint = instance->kv_cache().family_records();
         CheckpointWriter w;
         instance->Save(w);
         instance = make();
@@ -200,6 +202,7 @@ TEST(ConversationCache, LazyConversationBlocksGiveTheResultsOfCachingThemAll) {
       const auto make = [&setup] { return setup.MakeInstance(); };
       int64_t catch_ups = 0;
       int64_t records = 0;
+      int64_t records_saved = 0;
       int preemptions = 0;
       for (uint32_t seed : {1u, 2u, 3u}) {
         const std::vector<Turn> turns = Conversations(seed, block, 40);
@@ -215,7 +218,9 @@ TEST(ConversationCache, LazyConversationBlocksGiveTheResultsOfCachingThemAll) {
           records += lazy.records_seen;
           preemptions += Preemptions(eager);
           if (window > 0) {  // saved in the middle and run on from the copy
-            ExpectIdentical(eager, Simulate(make, turns, block, true, window, 400'000'000));
+            const Outcome restarted = Simulate(make, turns, block, true, window, 400'000'000);
+            ExpectIdentical(eager, restarted);
+            records_saved += restarted.records_at_checkpoint;
           }
           if (::testing::Test::HasFailure()) return;
         }
@@ -223,6 +228,7 @@ TEST(ConversationCache, LazyConversationBlocksGiveTheResultsOfCachingThemAll) {
       // The lazy path was taken: records kept and made good, turns' held blocks too.
       EXPECT_GT(catch_ups, 0);
       EXPECT_GT(records, 0);
+      EXPECT_GT(records_saved, 0);  // the checkpoints held records
       if (blocks < 1000) {
         EXPECT_GT(preemptions, 0) << "the tight pool really is tight";
       }
