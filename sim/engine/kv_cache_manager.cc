@@ -88,8 +88,10 @@ void KvCacheManager::PrepareLookup(Request& request) {
   const Family& family = *found;
   FLEETSIM_CHECK(family.holder != &request, "a turn holding blocks is not looked up");
   bool caught_up = false;
-  if (family.holder != nullptr) {
-    IndexHeldFamilyBlocks(*family.holder);
+  if (Request* holder = family.holder; holder != nullptr) {
+    IndexHeldBlocks(*holder, holder->shared_hash_blocks());
+    holder->num_shared_hashes = static_cast<int32_t>(holder->shared_hash_blocks());
+    holder->family_blocks_indexed = true;
     caught_up = true;
   }
   if (family.serial != 0) {
@@ -105,17 +107,27 @@ void KvCacheManager::PrepareLookup(Request& request) {
   }
 }
 
-void KvCacheManager::IndexHeldFamilyBlocks(Request& request) {
-  auto& blocks = request.blocks[0];
-  const int64_t end = std::min({request.num_hashed_blocks, static_cast<int64_t>(blocks.size()),
-                                request.shared_hash_blocks()});
-  for (int64_t i = request.num_shared_hashes; i < end; ++i) {
-    BlockId& block = blocks[static_cast<std::size_t>(i)];
-    block = pool_.Name(block);
-    pool_.Cache(block, {request.BlockHashAt(i), 0});
+void KvCacheManager::IndexHeldBlocks(Request& request, int64_t limit) {
+  // In their order, past those in the index: a conversation's earlier turns may have
+  // cached some of these hashes too, and these go after theirs, as vLLM would have put
+  // them when it hashed them.
+  for (std::size_t g = 0; g < layout_.groups.size() && g < request.blocks.size(); ++g) {
+    if (!IsAttention(g)) continue;
+    auto& blocks = request.blocks[g];
+    const int64_t end =
+        std::min({request.num_hashed_blocks, static_cast<int64_t>(blocks.size()), limit});
+    for (int64_t i = request.num_shared_hashes; i < end; ++i) {
+      BlockId& block = blocks[static_cast<std::size_t>(i)];
+      block = pool_.Name(block);
+      pool_.Cache(block, {request.BlockHashAt(i), static_cast<int>(g)});
+    }
   }
-  request.num_shared_hashes = static_cast<int32_t>(request.shared_hash_blocks());
-  request.family_blocks_indexed = true;
+}
+
+KvCacheManager::Family* KvCacheManager::FamilyHeldBy(const Request& request) {
+  if (!defer_families_ || request.family == 0) return nullptr;
+  Family* family = families_.Find(request.family);
+  return family != nullptr && family->holder == &request ? family : nullptr;
 }
 
 KvCacheManager::RecordRef& KvCacheManager::RecordOf(uint64_t serial) {
@@ -301,9 +313,8 @@ bool KvCacheManager::Allocate(Request& request, int64_t num_new_tokens, const Pr
   }
   FreeSkippedStates(request);
   // A turn that gets its first blocks lazily holds its conversation's (the header).
-  const bool first_blocks = defer_families_ && request.blocks[0].empty() &&
-                            request.num_shared_hashes < request.shared_hash_blocks() &&
-                            DefersFamily(request);
+  const bool first_blocks = DefersFamily(request) && request.blocks[0].empty() &&
+                            request.num_shared_hashes < request.shared_hash_blocks();
 
   const int64_t computed = std::max(request.num_computed, hit.tokens);
   const int64_t total = computed + num_new_tokens;
@@ -474,23 +485,8 @@ void KvCacheManager::CatchUpHashedBlocks(Request& request) const {
 
 void KvCacheManager::Preempt(Request& request) {
   if (prefix_caching_ && !request.private_blocks_indexed) {
-    if (defer_families_ && request.family != 0) {  // no longer holding lazily
-      const Family* family = families_.Find(request.family);
-      if (family != nullptr && family->holder == &request) families_.Erase(request.family);
-    }
-    // Past the blocks in the index, in their order: a conversation's earlier turns may
-    // have cached some of these hashes too, and these go after theirs, as vLLM would have
-    // put them when it hashed them.
-    for (std::size_t g = 0; g < layout_.groups.size() && g < request.blocks.size(); ++g) {
-      if (!IsAttention(g)) continue;
-      const auto& blocks = request.blocks[g];
-      const int64_t end = std::min(request.num_hashed_blocks, static_cast<int64_t>(blocks.size()));
-      for (int64_t i = request.num_shared_hashes; i < end; ++i) {
-        BlockId& block = request.blocks[g][static_cast<std::size_t>(i)];
-        block = pool_.Name(block);
-        pool_.Cache(block, {request.BlockHashAt(i), static_cast<int>(g)});
-      }
-    }
+    if (FamilyHeldBy(request) != nullptr) families_.Erase(request.family);  // indexed now
+    IndexHeldBlocks(request, INT64_MAX);
     request.private_blocks_indexed = true;
   }
   Free(request);
@@ -499,21 +495,25 @@ void KvCacheManager::Preempt(Request& request) {
 void KvCacheManager::Free(Request& request) {
   // A turn holding its conversation's blocks lazily leaves a record of those it hashed:
   // positions [first, end), held anonymously past the hits it took (see the header).
-  Family* family = nullptr;
+  Family* family = FamilyHeldBy(request);
   int64_t first = 0;
   int64_t end = 0;
   int64_t top = -1;
-  if (defer_families_ && request.family != 0) {
-    family = families_.Find(request.family);
-    if (family != nullptr && family->holder != &request) family = nullptr;
-    if (family != nullptr) {
-      family->holder = nullptr;
-      const auto& blocks = request.blocks[0];
-      end = std::min({request.num_hashed_blocks, static_cast<int64_t>(blocks.size()),
-                      request.shared_hash_blocks()});
-      first = request.num_shared_hashes;
-      while (first < end && blocks[static_cast<std::size_t>(first)] != kAnonymousBlock)
-        ++first;
+  if (family != nullptr) {
+    family->holder = nullptr;
+    const auto& blocks = request.blocks[0];
+    const auto held = static_cast<int64_t>(blocks.size());
+    end = std::min({request.num_hashed_blocks, held, request.shared_hash_blocks()});
+    first = request.num_shared_hashes;
+    while (first < end && blocks[static_cast<std::size_t>(first)] != kAnonymousBlock)
+      ++first;
+    if (first < end) {
+      // Every block from `first` on is anonymous (hits come first), so they go back one
+      // number each, the last first: `first`'s is the last of them.
+      FLEETSIM_CHECK(std::all_of(blocks.begin() + first, blocks.end(),
+                                 [](BlockId b) { return b == kAnonymousBlock; }),
+                     "a conversation's lazily held blocks are anonymous");
+      top = pool_.anonymous_pushed() + (held - 1 - first);
     }
   }
   for (std::size_t g = 0; g < request.blocks.size(); ++g) {
@@ -524,14 +524,9 @@ void KvCacheManager::Free(Request& request) {
     for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
       if (blocks.rend() - it > kAhead) pool_.PrefetchState(it[kAhead]);
       if (*it == kAnonymousBlock) {
-        // The record's first position: its number is the next one pushed.
-        if (first < end && blocks.rend() - it - 1 == first)
-          top = pool_.anonymous_pushed() + anonymous;
         ++anonymous;
         continue;
       }
-      FLEETSIM_CHECK(blocks.rend() - it - 1 >= end || blocks.rend() - it - 1 < first,
-                     "a conversation's lazily held blocks are anonymous");
       pool_.FreeAnonymous(anonymous);
       anonymous = 0;
       pool_.Free(*it);

@@ -173,9 +173,10 @@ class KvCacheManager {
            !request.family_blocks_indexed && !request.private_blocks_indexed &&
            !request.remote_decode && !request.remote_prefilled;
   }
-  // Caches a held request's hashed blocks past those in the index, up to its shared hashes
-  // (Preempt's first part), and lets it cache as it hashes from then on.
-  void IndexHeldFamilyBlocks(Request& request);
+  // Caches a held request's hashed blocks past those in the index (num_shared_hashes), up
+  // to position `limit`: all of them before a preemption, its conversation's when another
+  // turn comes.
+  void IndexHeldBlocks(Request& request, int64_t limit);
   // A conversation on this instance: the turn holding its blocks anonymously, or the
   // record of those a finished turn left in the free queue -- never both (a turn looked
   // up beside either makes it good).
@@ -196,6 +197,8 @@ class KvCacheManager {
     uint64_t serial = 0;
     int64_t top = -1;
   };
+  // The conversation whose blocks `request` holds lazily, if it does.
+  Family* FamilyHeldBy(const Request& request);
   // Caches the record's blocks still queued, in their places; later records' numbers drop
   // by as many.
   void CatchUpRecord(const Family& family);

@@ -34,7 +34,7 @@ uint64_t PromptBuilder::own_name() const {
 const std::vector<uint64_t>& PromptBuilder::block_hashes() {
   if (block_size_ <= 0) return block_hashes_;
   const int64_t full = tokens_ / block_size_;
-  const int64_t inside_first = first_tokens_ / block_size_;
+  const int64_t inside_first = first_piece_blocks();
   const uint64_t first = HashCombine(kFirstPieceTag, first_content_);
   const uint64_t own = own_name();
   for (auto j = static_cast<int64_t>(block_hashes_.size()); j < full; ++j) {
