@@ -27,7 +27,6 @@ void KvCacheManager::Save(CheckpointWriter& w) const {
   for (const RecordRef* ref : kept) {
     const Family& family = *families_.Find(ref->family);
     w.U64(ref->family);
-    w.Pods(family.hashes);
     w.I64(family.first);
     w.I64(family.end);
     w.I64(ref->top);
@@ -43,21 +42,21 @@ void KvCacheManager::Load(CheckpointReader& r) {
   int64_t below = -1;
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t id = r.U64();
-    Family family;
-    family.hashes = r.Pods<BlockHash>();
-    family.first = r.I64();
-    family.end = r.I64();
+    const int64_t first = r.I64();
+    const int64_t end = r.I64();
     const int64_t top = r.I64();
-    family.serial = next_serial_++;
     // Each record's numbers, top - (end - first) + 1 to top, after the last record's.
-    r.Require(defer_families_ && id != 0 && family.first >= 0 && family.first < family.end &&
-                  family.end <= static_cast<int64_t>(family.hashes.size()) &&
-                  top - (family.end - family.first) >= below && top < pool_.anonymous_pushed() &&
+    r.Require(defer_families_ && id != 0 && first >= 0 && first < end && end <= INT32_MAX &&
+                  top - (end - first) >= below && top < pool_.anonymous_pushed() &&
                   families_.Find(id) == nullptr,
               "a conversation's record");
     below = top;
+    Family family;
+    family.first = static_cast<int32_t>(first);
+    family.end = static_cast<int32_t>(end);
+    family.serial = next_serial_++;
     records_.push_back({id, family.serial, top});
-    families_.Insert(id) = std::move(family);
+    families_.Insert(id) = family;
   }
 }
 
@@ -83,9 +82,9 @@ int64_t KvCacheManager::family_records() const {
 
 void KvCacheManager::PrepareLookup(Request& request) {
   if (!defer_families_ || request.family == 0) return;
-  const Family* found = families_.Find(request.family);
+  Family* found = families_.Find(request.family);
   if (found == nullptr) return;
-  const Family& family = *found;
+  Family& family = *found;
   FLEETSIM_CHECK(family.holder != &request, "a turn holding blocks is not looked up");
   bool caught_up = false;
   if (Request* holder = family.holder; holder != nullptr) {
@@ -95,9 +94,15 @@ void KvCacheManager::PrepareLookup(Request& request) {
     caught_up = true;
   }
   if (family.serial != 0) {
-    const bool queued = RecordOf(family.serial).top >= pool_.anonymous_popped();
-    CatchUpRecord(family);
-    caught_up = caught_up || queued;
+    caught_up = CatchUpRecord(family, request) || caught_up;
+    if (RecordOf(family.serial).top >= 0) {
+      // Blocks past this turn's hashes stay recorded for a longer turn; this one caches as
+      // it hashes (a turn cannot hold blocks lazily beside a record).
+      request.family_blocks_indexed = true;
+      family_catch_ups_ += caught_up ? 1 : 0;
+      ++family_short_lookups_;
+      return;
+    }
   }
   families_.Erase(request.family);
   if (caught_up) {
@@ -138,25 +143,36 @@ KvCacheManager::RecordRef& KvCacheManager::RecordOf(uint64_t serial) {
   return *it;
 }
 
-void KvCacheManager::CatchUpRecord(const Family& family) {
+bool KvCacheManager::CatchUpRecord(Family& family, const Request& looker) {
   RecordRef& ref = RecordOf(family.serial);
   // The block at position first + k has number top - k: queued while that is not below
   // the numbers popped, so the positions still queued are the record's first `live`.
-  const int64_t live = std::min(family.end - family.first, ref.top - pool_.anonymous_popped() + 1);
-  if (live > 0) {
-    std::vector<CacheKey> keys(static_cast<std::size_t>(live));
-    for (int64_t k = 0; k < live; ++k) {  // in number order: the last position first
-      const auto position = static_cast<std::size_t>(family.first + live - 1 - k);
-      keys[static_cast<std::size_t>(k)] = {family.hashes[position], 0};
+  const int64_t live = std::max<int64_t>(
+      0, std::min<int64_t>(family.end - family.first, ref.top - pool_.anonymous_popped() + 1));
+  // Of those, the looker names the first `known` with its own hashes.
+  const auto& hashes = looker.prompt_block_hashes;
+  const int64_t known =
+      std::clamp<int64_t>(static_cast<int64_t>(hashes.size()) - family.first, 0, live);
+  if (known > 0) {
+    std::vector<CacheKey> keys(static_cast<std::size_t>(known));
+    for (int64_t k = 0; k < known; ++k) {  // in number order: the last position first
+      const auto position = static_cast<std::size_t>(family.first + known - 1 - k);
+      keys[static_cast<std::size_t>(k)] = {hashes[position], 0};
     }
-    pool_.CacheQueuedAnonymous(ref.top - (live - 1), keys);
+    pool_.CacheQueuedAnonymous(ref.top - (known - 1), keys);
     // The records made later hold the later numbers.
     for (auto later = records_.begin() + (&ref - records_.data()) + 1; later != records_.end();
          ++later) {
-      if (later->top >= 0) later->top -= live;
+      if (later->top >= 0) later->top -= known;
     }
   }
-  ref.top = -1;
+  if (known < live) {  // the rest keep their numbers, below those just cached
+    family.first = static_cast<int32_t>(family.first + known);
+    ref.top -= known;
+  } else {
+    ref.top = -1;
+  }
+  return known > 0;
 }
 
 void KvCacheManager::ForgetPoppedRecords() {
@@ -542,14 +558,8 @@ void KvCacheManager::Free(Request& request) {
     families_.Erase(request.family);
     return;
   }
-  // A finished turn's hashes are no longer its own business: the record takes them.
-  if (request.state == RequestState::kFinished) {
-    family->hashes = std::move(request.prompt_block_hashes);
-  } else {
-    family->hashes = request.prompt_block_hashes;
-  }
-  family->first = first;
-  family->end = end;
+  family->first = static_cast<int32_t>(first);
+  family->end = static_cast<int32_t>(end);
   family->serial = next_serial_++;
   records_.push_back({request.family, family->serial, top});
   ForgetPoppedRecords();

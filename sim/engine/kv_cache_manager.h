@@ -22,13 +22,19 @@
 // only by the same conversation's later turns -- and those come to this instance seldom,
 // since routers pick instances by load. So such blocks are held anonymously, and go back
 // to the free queue as anonymous ones whose numbers there (BlockPool::anonymous_pushed)
-// the conversation's record keeps, with their hashes; nothing else is kept. When another
-// turn of the conversation comes to be looked up here (PrepareLookup), the record's blocks
+// the conversation's record keeps -- their numbers and positions only. When another turn
+// of the conversation comes to be looked up here (PrepareLookup), the record's blocks
 // still queued are cached in their places, and a turn still holding such blocks has them
 // cached, as they would have been all along: both turns then cache as they hash. Nothing
 // but that conversation's turns can tell the difference, and they look only after it is
 // made good: the order in which cached blocks are evicted, every hit and every count stay
 // vLLM's. A record whose blocks have all been taken from the queue is forgotten.
+//
+// A record keeps no hashes: a conversation's turns agree on every block both have
+// (WorkloadRequest::family), so the turn that comes back names the record's blocks with its
+// own. Should it be shorter than the record (an earlier turn, preempted and looked up
+// again), it names those it has and the rest wait, still recorded, for a longer turn --
+// the only requests that can produce their hashes.
 #pragma once
 
 #include <cstdint>
@@ -61,6 +67,9 @@ class KvCacheManager {
   // Conversation records kept, and how often one (or a turn's held blocks) was made good.
   int64_t family_records() const;
   int64_t family_catch_ups() const { return family_catch_ups_; }
+  // Turns looked up beside a record reaching past their own hashes (an earlier turn, back
+  // after a preemption): the rest of the record waited for a longer turn.
+  int64_t family_short_lookups() const { return family_short_lookups_; }
 
   // Longest hit: whole cached blocks from the start, capped at num_tokens - 1; for a
   // hybrid, trimmed back to the last block every GDN group holds a checkpoint for.
@@ -179,14 +188,13 @@ class KvCacheManager {
   void IndexHeldBlocks(Request& request, int64_t limit);
   // A conversation on this instance: the turn holding its blocks anonymously, or the
   // record of those a finished turn left in the free queue -- never both (a turn looked
-  // up beside either makes it good).
+  // up beside either makes it good). 24 bytes: a table slot is half a cache line.
   struct Family {
     Request* holder = nullptr;
-    // The record (serial 0: none): the finished turn's prompt hashes, of which positions
-    // [first, end) went back anonymously, the last first: records_ has their numbers.
-    std::vector<BlockHash> hashes;
-    int64_t first = 0;
-    int64_t end = 0;
+    // The record (serial 0: none): the finished turn's block positions [first, end) went
+    // back anonymously, the last first; records_ has their numbers.
+    int32_t first = 0;
+    int32_t end = 0;
     uint64_t serial = 0;
   };
   // A record in the order records were made, which is the order of their numbers: the
@@ -199,9 +207,11 @@ class KvCacheManager {
   };
   // The conversation whose blocks `request` holds lazily, if it does.
   Family* FamilyHeldBy(const Request& request);
-  // Caches the record's blocks still queued, in their places; later records' numbers drop
-  // by as many.
-  void CatchUpRecord(const Family& family);
+  // Caches the record's blocks still queued that `looker` (a turn of its conversation)
+  // has hashes for, in their places; later records' numbers drop by as many. True when
+  // it cached any. The record ends unless some of its queued blocks lie past the looker's
+  // hashes; those stay recorded.
+  bool CatchUpRecord(Family& family, const Request& looker);
   // Forgets the oldest records whose blocks have all left the queue.
   void ForgetPoppedRecords();
   // The record of `serial` in records_.
@@ -219,7 +229,8 @@ class KvCacheManager {
   std::vector<RecordRef> records_;  // from records_head_ on, by serial (a deque allocates)
   std::size_t records_head_ = 0;
   uint64_t next_serial_ = 1;
-  int64_t family_catch_ups_ = 0;  // not saved: a count for tests and benchmarks
+  int64_t family_catch_ups_ = 0;  // not saved: counts for tests and benchmarks
+  int64_t family_short_lookups_ = 0;
 };
 
 }  // namespace fleetsim

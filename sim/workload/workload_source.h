@@ -50,7 +50,9 @@ struct WorkloadRequest {
   // Its conversation (0: none): the hashes from family_hashes_from on can be produced only
   // by requests of the same family -- a conversation's turns, past the system prompt all
   // of them share -- so the engine caches those blocks only when another turn could hit
-  // them on the same instance (KvCacheManager).
+  // them on the same instance (KvCacheManager). A family's requests must agree on every
+  // hash position both have (a conversation only grows): the engine names a finished
+  // turn's blocks with a later turn's hashes.
   uint64_t family = 0;
   int64_t family_hashes_from = -1;
   int hash_block_size = 0;  // 0: no hashes

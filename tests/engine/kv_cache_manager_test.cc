@@ -301,6 +301,97 @@ TEST(KvCacheManager, HashesPastTheSharedOnesEnterTheIndexOnlyOnPreemption) {
   EXPECT_FALSE(lazy.pool().Lookup({105, 0}).has_value());
 }
 
+// A conversation's record keeps no hashes: the turn that comes back names its blocks. An
+// earlier turn, back after a second preemption, is shorter than the record a later turn
+// left: it names none of it, and the record waits for a longer turn, which then hits
+// every block it would have hit had they all been cached as they were hashed.
+TEST(KvCacheManager, ARecordPastAShortTurnWaitsForALongerOne) {
+  KvCacheManager lazy(DenseLayout(), 41, true);
+  KvCacheManager eager(DenseLayout(), 41, true);
+  // Turn `blocks` of conversation 7: a 3-block system prompt, then the conversation's own.
+  const auto turn = [](int64_t id, int64_t blocks, bool family) {
+    std::vector<BlockHash> hashes;
+    for (int64_t b = 0; b < blocks; ++b)
+      hashes.push_back(b < 3 ? 100 + static_cast<BlockHash>(b) : 700 + static_cast<BlockHash>(b));
+    Request r = MakeRequest(id, blocks * kBlock, std::move(hashes));
+    if (family) {
+      r.family = 7;
+      r.family_hash_start = 3;
+    }
+    return r;
+  };
+  // Admits `r` as the scheduler does (PrepareLookup, then the lookup), computing `tokens`
+  // more; returns the hit.
+  const auto admit = [](KvCacheManager& kv, Request& r, int64_t tokens) {
+    kv.PrepareLookup(r);
+    const PrefixHit hit = kv.FindLongestHit(r);
+    RunChunk(kv, r, tokens - hit.tokens, hit);
+    return hit.tokens;
+  };
+  const auto preempt = [](KvCacheManager& kv, Request& r) {
+    kv.Preempt(r);
+    r.num_computed = 0;
+  };
+  Request a_lazy = turn(1, 5, true);
+  Request a_eager = turn(1, 5, false);
+  Request b_lazy = turn(2, 9, true);
+  Request b_eager = turn(2, 9, false);
+  Request c_lazy = turn(3, 12, true);
+  Request c_eager = turn(3, 12, false);
+  const auto expect_same = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EXPECT_EQ(lazy.num_free_blocks(), eager.num_free_blocks());
+    for (BlockHash h = 700; h < 712; ++h)
+      EXPECT_EQ(lazy.pool().Lookup({h, 0}).has_value(), eager.pool().Lookup({h, 0}).has_value());
+  };
+
+  // A runs, is preempted (its blocks are indexed from then on) and runs again.
+  for (auto [kv, a] : {std::pair{&lazy, &a_lazy}, std::pair{&eager, &a_eager}}) {
+    admit(*kv, *a, 20);
+    a->num_output = 1;
+    ASSERT_TRUE(kv->Allocate(*a, 1, {}, false));
+    preempt(*kv, *a);
+    EXPECT_EQ(admit(*kv, *a, 21), 20);
+  }
+  // B hits A's prompt and holds the rest of its own lazily; it finishes first.
+  EXPECT_EQ(admit(lazy, b_lazy, 36), 20);
+  EXPECT_EQ(admit(eager, b_eager, 36), 20);
+  EXPECT_EQ(b_lazy.blocks[0][5], kAnonymousBlock);
+  lazy.Free(b_lazy);
+  eager.Free(b_eager);
+  EXPECT_EQ(lazy.family_records(), 1);  // B's positions 5-8, anonymous in the queue
+  EXPECT_FALSE(lazy.pool().Lookup({705, 0}).has_value());
+
+  // A is preempted again and comes back: B's record lies wholly past A's hashes.
+  preempt(lazy, a_lazy);
+  preempt(eager, a_eager);
+  EXPECT_EQ(admit(lazy, a_lazy, 21), 20);
+  EXPECT_EQ(admit(eager, a_eager, 21), 20);
+  EXPECT_EQ(lazy.family_short_lookups(), 1);
+  EXPECT_EQ(lazy.family_records(), 1);  // still waiting
+  EXPECT_EQ(lazy.num_free_blocks(), eager.num_free_blocks());
+
+  // C, longer than B, names B's blocks with its own hashes and hits them all.
+  EXPECT_EQ(admit(lazy, c_lazy, 48), 36);
+  EXPECT_EQ(admit(eager, c_eager, 48), 36);
+  EXPECT_EQ(lazy.family_records(), 0);
+  expect_same("after C's admission");
+
+  // Evicting through the whole queue takes the same blocks in the same order.
+  for (auto* kv : {&lazy, &eager}) {
+    kv->Free(kv == &lazy ? a_lazy : a_eager);
+    kv->Free(kv == &lazy ? c_lazy : c_eager);
+  }
+  for (int64_t round = 0; round < 40; ++round) {
+    Request filler_lazy = MakeRequest(100 + round, kBlock);
+    Request filler_eager = MakeRequest(100 + round, kBlock);
+    RunChunk(lazy, filler_lazy, kBlock);
+    RunChunk(eager, filler_eager, kBlock);
+    expect_same("evicting");
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 TEST(KvCacheManager, ModeNoneHoldsOneStateBlockPerGdnGroupWhateverTheLength) {
   KvCacheManager kv(HybridLayout(MambaCacheMode::kNone), 21, false);  // 20 usable
   Request r = MakeRequest(1, 10);
