@@ -31,16 +31,23 @@ uint64_t PromptBuilder::own_name() const {
   return HashCombine(kFamilyTag, family_);
 }
 
-const std::vector<uint64_t>& PromptBuilder::block_hashes() {
-  if (block_size_ <= 0) return block_hashes_;
+std::vector<uint64_t> PromptBuilder::block_hashes() const {
+  std::vector<uint64_t> hashes;
+  if (block_size_ <= 0) return hashes;
   const int64_t full = tokens_ / block_size_;
   const int64_t inside_first = first_piece_blocks();
   const uint64_t first = HashCombine(kFirstPieceTag, first_content_);
   const uint64_t own = own_name();
-  for (auto j = static_cast<int64_t>(block_hashes_.size()); j < full; ++j) {
-    block_hashes_.push_back(BlockHashOf(j < inside_first ? first : own, j));
+  hashes.resize(static_cast<std::size_t>(full));
+  // BlockHashOf, its mix taken once per run of 16 blocks of one name.
+  uint64_t high = 0;
+  for (int64_t j = 0; j < full; ++j) {
+    const auto i = static_cast<uint64_t>(j);
+    if ((i & kLowBits) == 0 || j == inside_first)
+      high = HashCombine(j < inside_first ? first : own, i >> 4) & ~kLowBits;
+    hashes[static_cast<std::size_t>(j)] = high | (i & kLowBits);
   }
-  return block_hashes_;
+  return hashes;
 }
 
 }  // namespace fleetsim::workload_gen

@@ -21,7 +21,7 @@
 //   prompt.Append(user_message_id, 37);    // + 2 blocks; 5 tokens wait for the next piece
 //   request.block_hashes = prompt.block_hashes();
 //
-// Memory is one hash per full block.
+// Memory is a few words: hashes are computed when asked for.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +48,10 @@ class PromptBuilder {
   // start, lie wholly inside the first piece -- those other builders may share.
   uint64_t own_name() const;
   int64_t first_piece_blocks() const { return block_size_ > 0 ? first_tokens_ / block_size_ : 0; }
-  // The hashes of the full blocks so far (computed on demand: a rank that passes over a
-  // session's turns, and may never make one of them, does not pay for them).
-  const std::vector<uint64_t>& block_hashes();
+  // The hashes of the full blocks so far, computed afresh (a few instructions a block):
+  // kept, they would make a conversation's memory grow with its prompt, on every rank
+  // that passes over its turns.
+  std::vector<uint64_t> block_hashes() const;
 
  private:
   int block_size_;
@@ -58,7 +59,6 @@ class PromptBuilder {
   int64_t tokens_ = 0;
   uint64_t first_content_ = 0;
   int64_t first_tokens_ = 0;  // the first piece's length
-  std::vector<uint64_t> block_hashes_;
 };
 
 }  // namespace fleetsim::workload_gen
