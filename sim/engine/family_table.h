@@ -2,7 +2,8 @@
 // one lookup per turn that arrives or finishes, so it costs one cache line a lookup where
 // a node-based map costs two or three. Open addressing with linear probing; an erasure
 // shifts back the entries displaced behind it, so no tombstones are left. A table more
-// than half full doubles. No room is taken until the first insert.
+// than half full doubles; ShrinkIfSparse gives room back. No room is taken until the first
+// insert.
 //
 //   FamilyTable<Family> table;
 //   table.Insert(id).holder = request;   // default-made when absent
@@ -61,6 +62,21 @@ class FamilyTable {
     --size_;
   }
 
+  // Gives back room when at most an eighth of the slots are taken (all of it when none
+  // is), leaving the table a quarter full.
+  void ShrinkIfSparse() {
+    if (slots_.size() <= kMinSlots || 8 * size_ > slots_.size()) return;
+    if (size_ == 0) {
+      slots_ = std::vector<Slot>();  // moved from: its room goes too
+      mask_ = 0;
+      return;
+    }
+    std::size_t count = kMinSlots;
+    while (count < 4 * size_)
+      count *= 2;
+    Rehash(count);
+  }
+
   void Clear() {
     slots_.clear();
     mask_ = 0;
@@ -88,11 +104,11 @@ class FamilyTable {
     }
   }
 
-  void Grow() {
+  void Grow() { Rehash(slots_.empty() ? kMinSlots : 2 * slots_.size()); }
+
+  void Rehash(std::size_t count) {
     std::vector<Slot> old = std::move(slots_);
-    const std::size_t count = old.empty() ? kMinSlots : 2 * old.size();
-    slots_.clear();
-    slots_.resize(count);
+    slots_ = std::vector<Slot>(count);
     mask_ = count - 1;
     for (Slot& slot : old) {
       if (slot.key == 0) continue;

@@ -100,6 +100,19 @@ std::vector<RequestRecord> Instance::TakeRecords() {
   return out;
 }
 
+void Instance::ForgetEndedConversations(SimTime arrived_before) {
+  if (!kv_.has_family_records()) return;
+  std::vector<uint64_t> here;
+  for (const auto& [at, request] : pending_) {
+    if (request->family != 0) here.push_back(request->family);
+  }
+  for (const auto& request : live_) {
+    if (request->family != 0) here.push_back(request->family);
+  }
+  std::sort(here.begin(), here.end());
+  kv_.ForgetEndedRecords(arrived_before, here);
+}
+
 void Instance::FlushPending() {
   EndDecodeRun();
   AdmitArrivalsUpTo(kNever);

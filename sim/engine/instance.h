@@ -134,6 +134,13 @@ class Instance {
   // The next request on the wire, kNever when none.
   SimTime NextArrival() const;
 
+  // Forgets the KV cache's records of conversations that will send no more turns here:
+  // the caller knows every request arriving before `arrived_before` has been handed to
+  // its instance, and those ended before it with none of their turns here (on the wire,
+  // queued or running) will not come back (KvCacheManager::ForgetEndedRecords). Changes
+  // no result; only memory.
+  void ForgetEndedConversations(SimTime arrived_before);
+
   // At a horizon: settles every request handed over and not done -- arrived or not -- as
   // unfinished (in arrival order), so that each appears once in the results.
   void FlushPending();

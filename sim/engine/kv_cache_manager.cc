@@ -30,6 +30,7 @@ void KvCacheManager::Save(CheckpointWriter& w) const {
     w.I64(family.first);
     w.I64(family.end);
     w.I64(ref->top);
+    w.I64(ref->ends);
   }
 }
 
@@ -45,6 +46,7 @@ void KvCacheManager::Load(CheckpointReader& r) {
     const int64_t first = r.I64();
     const int64_t end = r.I64();
     const int64_t top = r.I64();
+    const SimTime ends = r.I64();
     // Each record's numbers, top - (end - first) + 1 to top, after the last record's.
     r.Require(defer_families_ && id != 0 && first >= 0 && first < end && end <= INT32_MAX &&
                   top - (end - first) >= below && top < pool_.anonymous_pushed() &&
@@ -55,7 +57,7 @@ void KvCacheManager::Load(CheckpointReader& r) {
     family.first = static_cast<int32_t>(first);
     family.end = static_cast<int32_t>(end);
     family.serial = next_serial_++;
-    records_.push_back({id, family.serial, top});
+    records_.push_back({id, family.serial, top, ends});
     families_.Insert(id) = family;
   }
 }
@@ -190,6 +192,30 @@ void KvCacheManager::ForgetPoppedRecords() {
     records_.erase(records_.begin(), records_.begin() + static_cast<std::ptrdiff_t>(records_head_));
     records_head_ = 0;
   }
+}
+
+void KvCacheManager::ForgetEndedRecords(SimTime arrived_before,
+                                        const std::vector<uint64_t>& live_families) {
+  std::size_t kept = 0;
+  for (std::size_t i = records_head_; i < records_.size(); ++i) {
+    RecordRef ref = records_[i];
+    if (ref.top < 0) continue;  // made good or forgotten already
+    if (ref.ends < arrived_before &&
+        !std::binary_search(live_families.begin(), live_families.end(), ref.family)) {
+      const Family* family = families_.Find(ref.family);
+      FLEETSIM_CHECK(family != nullptr && family->serial == ref.serial && family->holder == nullptr,
+                     "a listed record is its conversation's");
+      families_.Erase(ref.family);
+      continue;
+    }
+    records_[kept++] = ref;  // in order: serials and numbers stay sorted
+  }
+  records_.resize(kept);
+  records_head_ = 0;
+  // Room follows what is kept (an instance the load has left keeps next to nothing).
+  if (records_.capacity() > 64 && records_.capacity() > 4 * records_.size())
+    records_.shrink_to_fit();
+  families_.ShrinkIfSparse();
 }
 
 bool KvCacheManager::IsAttention(std::size_t group) const {
@@ -561,7 +587,7 @@ void KvCacheManager::Free(Request& request) {
   family->first = static_cast<int32_t>(first);
   family->end = static_cast<int32_t>(end);
   family->serial = next_serial_++;
-  records_.push_back({request.family, family->serial, top});
+  records_.push_back({request.family, family->serial, top, request.family_ends});
   ForgetPoppedRecords();
 }
 

@@ -64,6 +64,13 @@ class KvCacheManager {
   void PrepareLookup(Request& request);
   // After Load, with the instance's live requests: which hold conversation blocks lazily.
   void RestoreFamilyHolders(const std::vector<Request*>& live, CheckpointReader& r);
+  // Forgets the records of conversations whose every turn has reached its instance --
+  // each arrived before `arrived_before` (Request::family_ends) -- and none of which is
+  // here (`live_families`, sorted: the families of the requests this instance holds or
+  // will admit): no turn will look them up. Their blocks stay anonymous in the queue,
+  // which no one can tell. Frees the room the records took.
+  void ForgetEndedRecords(SimTime arrived_before, const std::vector<uint64_t>& live_families);
+  bool has_family_records() const { return records_head_ < records_.size(); }
   // Conversation records kept, and how often one (or a turn's held blocks) was made good.
   int64_t family_records() const;
   int64_t family_catch_ups() const { return family_catch_ups_; }
@@ -204,6 +211,7 @@ class KvCacheManager {
     uint64_t family = 0;
     uint64_t serial = 0;
     int64_t top = -1;
+    SimTime ends = 0;  // the conversation's last turn's arrival
   };
   // The conversation whose blocks `request` holds lazily, if it does.
   Family* FamilyHeldBy(const Request& request);

@@ -52,6 +52,7 @@ void Request::Save(CheckpointWriter& w) const {
   w.I64(shared_hash_limit);
   w.U64(family);
   w.I64(family_hash_start);
+  w.I64(family_ends);
 }
 
 void Request::Load(CheckpointReader& r, std::size_t groups) {
@@ -88,6 +89,7 @@ void Request::Load(CheckpointReader& r, std::size_t groups) {
   family = r.U64();
   family_hash_start = r.I64();
   r.Require(family_hash_start >= -1, "request's conversation hash start");
+  family_ends = r.I64();
 }
 
 BlockHash Request::BlockHashAt(int64_t index) const {

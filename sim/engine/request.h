@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/checkpoint_io.h"
+#include "core/sim_time.h"
 #include "engine/block_pool.h"
 #include "engine/group_blocks.h"
 
@@ -74,6 +75,8 @@ struct alignas(64) Request {
   // when another turn could hit them on the same instance.
   uint64_t family = 0;
   int64_t family_hash_start = -1;
+  // The arrival of its conversation's last turn (WorkloadRequest::family_ends).
+  SimTime family_ends = kNever;
 
   int64_t num_tokens() const { return prompt_tokens + num_output; }
   // Blocks whose hash another request can produce.

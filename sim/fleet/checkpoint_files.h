@@ -22,7 +22,7 @@
 namespace fleetsim {
 
 // Bumped whenever any part's Save changes what it writes, or what its Load may assume.
-inline constexpr int kCheckpointFormat = 15;
+inline constexpr int kCheckpointFormat = 16;
 
 // What a rank file's record holds.
 enum class CheckpointRecord : uint64_t {

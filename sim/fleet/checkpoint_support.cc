@@ -24,10 +24,10 @@ static_assert(sizeof(InstanceShard) == 336, "InstanceShard changed: see the note
 static_assert(sizeof(GatewayShard) == 208, "GatewayShard changed: see the note above");
 static_assert(sizeof(RequestLedger) == 440, "RequestLedger changed: see the note above");
 static_assert(sizeof(Timeseries) == 72, "Timeseries changed: see the note above");
-static_assert(sizeof(WorkloadReader) == 320, "WorkloadReader changed: see the note above");
+static_assert(sizeof(WorkloadReader) == 328, "WorkloadReader changed: see the note above");
 // Requests a prefill instance holds until it hands them over are saved in their wire form:
 // a new field must travel in AppendRoutedRequest/ParseRoutedRequests (routed_request.cc).
-static_assert(sizeof(RoutedRequest) == 248, "RoutedRequest changed: see the note above");
+static_assert(sizeof(RoutedRequest) == 256, "RoutedRequest changed: see the note above");
 static_assert(sizeof(PrefillLeg) == 64, "PrefillLeg changed: see the note above");
 
 // MTP speculation (its drafts follow from the request's saved counts and

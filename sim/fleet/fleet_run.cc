@@ -117,6 +117,7 @@ class FleetRun {
       failure_.Guard([&] { Route(window.start); });
       const std::vector<std::byte> routed = Exchange();
       failure_.Guard([&] { instances_.Deliver(Received(routed)); });
+      ForgetEndedConversations(stop);
       failure_.Guard([&] { instances_.Advance(window.start, stop, clock_, ledger_); });
       if (disaggregated_) ShipHandOffs(stop);
       ++windows_;
@@ -236,6 +237,16 @@ class FleetRun {
       for (RoutedRequest& r : ParseRoutedRequests(received))
         inbox_.push_back(std::move(r));
     });
+  }
+
+  // Every arrival before `stop` has reached its instance now (none is handed over later
+  // without disaggregation): once a simulated minute, instances forget what they kept for
+  // conversations that will send them no more turns (InstanceShard::ForgetEndedConversations).
+  // Memory only, so its cadence need not be saved.
+  void ForgetEndedConversations(SimTime stop) {
+    if (disaggregated_ || stop < next_forget_) return;
+    next_forget_ = stop + kForgetEvery;
+    failure_.Guard([&] { instances_.ForgetEndedConversations(stop); });
   }
 
   // Routes this window's arrivals at this rank's gateways into the outgoing buffers, one
@@ -592,11 +603,16 @@ class FleetRun {
   int64_t checkpoint_sequence_ = 0;
   int64_t first_sequence_ = 1;
   int64_t restored_out_of_grid_ = 0;
+  // When instances next forget ended conversations: not state (a restart forgets at its
+  // first window, which changes nothing but memory).
+  static constexpr SimTime kForgetEvery = 60 * kNsPerSecond;
+  SimTime next_forget_ = 0;
 };
 
 // A member added to FleetRun is state a checkpoint must hold (WriteCheckpoint, Restore):
-// this size changes with it (checkpoint_support.cc says what to do).
-static_assert(sizeof(FleetRun) == 1752, "FleetRun changed: save the new member in checkpoints");
+// this size changes with it (checkpoint_support.cc says what to do). (1,768: the reader's
+// request carries its conversation's end, and next_forget_, which is not state.)
+static_assert(sizeof(FleetRun) == 1768, "FleetRun changed: save the new member in checkpoints");
 
 // Which of the threads' failures the run ends with, on the calling thread: one a thread met
 // alone (not from an agreement: it broke the meetings of the others, whose

@@ -166,6 +166,12 @@ void InstanceShard::Deliver(std::vector<RoutedRequest> arrivals) {
       });
 }
 
+void InstanceShard::ForgetEndedConversations(SimTime arrived_before) {
+  for (const auto& local : locals_) {
+    if (Instance* one = local->engine->single()) one->ForgetEndedConversations(arrived_before);
+  }
+}
+
 void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arrivals) {
   const EngineSetup& setup = fleet_.groups[static_cast<std::size_t>(instance.group)];
   for (int32_t at = instance.first_arrival; at >= 0;
@@ -183,6 +189,7 @@ void InstanceShard::ArriveAll(Local& instance, std::vector<RoutedRequest>& arriv
       request->shared_hash_limit = MapSharedHashes(routed.request, block_size);
       request->family = routed.request.family;
       request->family_hash_start = MapFamilyHashes(routed.request, block_size);
+      request->family_ends = routed.request.family_ends;
       // A request for a prefill instance keeps its hashes for the decode instance.
       request->prompt_block_hashes = routed.decode_instance >= 0
                                          ? MapBlockHashes(routed.request, block_size)

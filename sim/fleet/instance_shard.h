@@ -52,6 +52,10 @@ class InstanceShard {
   // (instance arrival, id) order, whatever order they came in: from gateways, and handed
   // over by prefill instances (RoutedRequest::prefill set).
   void Deliver(std::vector<RoutedRequest> arrivals);
+  // Every request arriving before `arrived_before` has been delivered: each instance of
+  // one engine forgets its records of conversations that will send it no more turns
+  // (Instance::ForgetEndedConversations). Memory only; no result changes.
+  void ForgetEndedConversations(SimTime arrived_before);
   // The requests this rank's prefill instances handed over since the last call, each
   // addressed to its decode instance (RoutedRequest::instance) at the end of its KV
   // transfer (docs/DISAGGREGATION.md), by (arrival, id).

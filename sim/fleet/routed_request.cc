@@ -38,6 +38,7 @@ void ForEachField(const RoutedRequest& routed, PutBytes&& put) {
   value(r.shared_hashes);
   value(r.family);
   value(r.family_hashes_from);
+  value(r.family_ends);
   run(r.block_hashes);
   run(r.id);
   run(r.model);
@@ -99,6 +100,7 @@ std::vector<RoutedRequest> ParseRoutedRequests(std::span<const std::byte> bytes)
     r.shared_hashes = in.Get<int64_t>();
     r.family = in.Get<uint64_t>();
     r.family_hashes_from = in.Get<int64_t>();
+    r.family_ends = in.Get<SimTime>();
     r.block_hashes.resize(in.Get<uint64_t>());
     in.Copy(r.block_hashes.data(), r.block_hashes.size() * sizeof(uint64_t));
     r.id.resize(in.Get<uint64_t>());

@@ -162,6 +162,7 @@ class Sessions : public GeneratedWorkload {
     int64_t turns = 0;
     int64_t next_turn = 0;
     SimTime next_arrival = 0;
+    SimTime last_arrival = -1;  // its last turn's (-1: not yet known)
     // Hashes the turns so far sent (the last one's prompt blocks): other requests -- this
     // conversation's earlier turns, which may still be running -- can produce those.
     int64_t sent_hashes = 0;
@@ -215,6 +216,15 @@ class Sessions : public GeneratedWorkload {
     next_start_ = arrivals_.Next();
   }
 
+  // When the turn after `turn` of session `session` arrives, `turn` having arrived at
+  // `arrival`. Saturating, as ArrivalProcess::Next does: a tail draw must not overflow the
+  // clock.
+  SimTime AfterThinking(SimTime arrival, int64_t session, int64_t turn) const {
+    Rng think(Stream(StreamPurpose::kThinkTime, session, turn));
+    const double think_s = think.Exponential() * spec_.sessions->think_time_s;
+    return std::min(arrival + SecondsToSimTime(std::min(think_s, kMaxSimSeconds)), 2 * kMaxSimTime);
+  }
+
   std::optional<WorkloadRequest> Produce() override { return NextTurn(true); }
   std::optional<SimTime> ProduceArrival() override {
     const std::optional<WorkloadRequest> turn = NextTurn(false);
@@ -257,17 +267,21 @@ class Sessions : public GeneratedWorkload {
       if (spec_.hash_block_size > 0) {
         r.family = s.prompt.own_name();
         r.family_hashes_from = s.prompt.first_piece_blocks();
+        if (s.last_arrival < 0) {
+          // Each think time has a stream of its own, so the last turn's arrival is known
+          // from any turn's (worked out when a turn is first made, not on passing over).
+          s.last_arrival = r.arrival;
+          for (int64_t later = turn; later + 1 < s.turns; ++later)
+            s.last_arrival = AfterThinking(s.last_arrival, s.id, later);
+        }
+        r.family_ends = s.last_arrival;
       }
     }
     if (spec_.hash_block_size > 0) s.sent_hashes = s.prompt.tokens() / spec_.hash_block_size;
 
     if (s.next_turn < s.turns) {
       s.prompt.Append(Stream(StreamPurpose::kOutput, s.id, turn), r.output_tokens);
-      Rng think(Stream(StreamPurpose::kThinkTime, s.id, turn));
-      // Saturating, as ArrivalProcess::Next does: a tail draw must not overflow the clock.
-      const double think_s = think.Exponential() * spec_.sessions->think_time_s;
-      s.next_arrival = std::min(
-          s.next_arrival + SecondsToSimTime(std::min(think_s, kMaxSimSeconds)), 2 * kMaxSimTime);
+      s.next_arrival = AfterThinking(s.next_arrival, s.id, turn);
       Enqueue(slot);
     } else {
       s = Session{};  // its history goes; the slot serves a later session

@@ -55,6 +55,10 @@ struct WorkloadRequest {
   // turn's blocks with a later turn's hashes.
   uint64_t family = 0;
   int64_t family_hashes_from = -1;
+  // The arrival of its family's last request (kNever: not known): once every request
+  // arriving before it has reached its instance, an instance holding none of the family's
+  // requests will see no more of them, and forgets what it kept for them.
+  SimTime family_ends = kNever;
   int hash_block_size = 0;  // 0: no hashes
   // The last hash stands for a partial block too (Mooncake hashes every started block).
   bool hashes_cover_partial_block = false;

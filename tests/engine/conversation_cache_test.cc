@@ -2,7 +2,8 @@
 // wait anonymously until another turn of its conversation comes to the instance. Nothing
 // but that turn can tell, so an instance must give exactly the results it gives when every
 // block is cached as it is hashed -- with turns that overlap, preempt, hit what is left
-// of an earlier turn, and go on after a checkpoint.
+// of an earlier turn, go on after a checkpoint, and with records forgotten once their
+// conversations end.
 #include <algorithm>
 #include <functional>
 #include <random>
@@ -28,6 +29,7 @@ struct Turn {
   int64_t output_tokens = 0;
   bool last = false;
   int64_t earlier_prompt_tokens = 0;  // what the conversation's previous turn sent
+  SimTime ends = 0;                   // the conversation's last turn's arrival
 };
 
 // Conversations of 1-5 turns: a shared system prompt, then each turn's prompt is the
@@ -44,6 +46,7 @@ std::vector<Turn> Conversations(uint32_t seed, int64_t block, int conversations)
         kSystemBlocks * block + 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(3 * block));
     int64_t sent = 0;
     const int count = 1 + static_cast<int>(rng() % 5);
+    const std::size_t first = turns.size();
     for (int k = 0; k < count; ++k) {
       Turn turn;
       turn.arrival = at;
@@ -58,10 +61,21 @@ std::vector<Turn> Conversations(uint32_t seed, int64_t block, int conversations)
           turn.output_tokens + 1 + static_cast<int64_t>(rng() % static_cast<uint32_t>(2 * block));
       at += static_cast<SimTime>(rng() % 200'000'000);  // up to 0.2 s: often overlapping
     }
+    for (std::size_t t = first; t < turns.size(); ++t)
+      turns[t].ends = turns.back().arrival;
   }
   std::stable_sort(turns.begin(), turns.end(),
                    [](const Turn& a, const Turn& b) { return a.arrival < b.arrival; });
   return turns;
+}
+
+// Two turns in three: the rest went to other instances.
+std::vector<Turn> SomeTurns(std::vector<Turn> turns) {
+  std::vector<Turn> some;
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    if (i % 3 != 1) some.push_back(turns[i]);
+  }
+  return some;
 }
 
 std::unique_ptr<Request> RequestOf(const Turn& turn, int64_t id, int64_t block, bool families) {
@@ -80,6 +94,7 @@ std::unique_ptr<Request> RequestOf(const Turn& turn, int64_t id, int64_t block, 
   if (families) {
     r->family = turn.family;
     r->family_hash_start = kSystemBlocks;
+    r->family_ends = turn.ends;
   }
   return r;
 }
@@ -90,13 +105,16 @@ struct Outcome {
   int64_t catch_ups = 0;
   int64_t records_seen = 0;
   int64_t records_at_checkpoint = 0;
+  int64_t records_forgotten = 0;  // as conversations ended
 };
 
 // Runs the turns through a fresh instance, windows of `window` (0: one go); with
 // `checkpoint_at` > 0, the instance is saved there and the rest runs on a loaded copy.
+// With `forget`, before each arrival the instance forgets the conversations that ended
+// before it, as a fleet has it do.
 Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make,
                  const std::vector<Turn>& turns, int64_t block, bool families, SimTime window,
-                 SimTime checkpoint_at = 0) {
+                 SimTime checkpoint_at = 0, bool forget = false) {
   std::unique_ptr<Instance> instance = make();
   Outcome outcome;
   const auto observe = [&outcome](Instance& i) {
@@ -125,6 +143,11 @@ Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make,
   };
   for (std::size_t i = 0; i < turns.size(); ++i) {
     run_until(turns[i].arrival);
+    if (forget) {  // every turn arriving before this one has been handed over
+      const int64_t before = instance->kv_cache().family_records();
+      instance->ForgetEndedConversations(turns[i].arrival);
+      outcome.records_forgotten += before - instance->kv_cache().family_records();
+    }
     instance->Arrive(RequestOf(turns[i], static_cast<int64_t>(i), block, families),
                      turns[i].arrival);
   }
@@ -203,32 +226,44 @@ TEST(ConversationCache, LazyConversationBlocksGiveTheResultsOfCachingThemAll) {
       int64_t catch_ups = 0;
       int64_t records = 0;
       int64_t records_saved = 0;
+      int64_t forgotten = 0;
       int preemptions = 0;
       for (uint32_t seed : {1u, 2u, 3u}) {
-        const std::vector<Turn> turns = Conversations(seed, block, 40);
-        for (SimTime window : {SimTime{0}, SimTime{5'000'000}}) {
-          SCOPED_TRACE("block " + std::to_string(block) + " blocks " + std::to_string(blocks) +
-                       " seed " + std::to_string(seed) + " window " + std::to_string(window));
-          const Outcome eager = Simulate(make, turns, block, false, window);
-          const Outcome lazy = Simulate(make, turns, block, true, window);
-          EXPECT_EQ(eager.catch_ups, 0);
-          EXPECT_GT(HitTokens(eager), 0);
-          ExpectIdentical(eager, lazy);
-          catch_ups += lazy.catch_ups;
-          records += lazy.records_seen;
-          preemptions += Preemptions(eager);
-          if (window > 0) {  // saved in the middle and run on from the copy
-            const Outcome restarted = Simulate(make, turns, block, true, window, 400'000'000);
-            ExpectIdentical(eager, restarted);
-            records_saved += restarted.records_at_checkpoint;
+        for (bool elsewhere : {false, true}) {
+          // With `elsewhere`, a third of the turns go to other instances, as a router by
+          // load sends them: records here then outlive their conversations.
+          const std::vector<Turn> turns = elsewhere ? SomeTurns(Conversations(seed, block, 40))
+                                                    : Conversations(seed, block, 40);
+          for (SimTime window : {SimTime{0}, SimTime{5'000'000}}) {
+            SCOPED_TRACE("block " + std::to_string(block) + " blocks " + std::to_string(blocks) +
+                         " seed " + std::to_string(seed) + " window " + std::to_string(window) +
+                         (elsewhere ? " some turns elsewhere" : ""));
+            const Outcome eager = Simulate(make, turns, block, false, window);
+            const Outcome lazy = Simulate(make, turns, block, true, window);
+            EXPECT_EQ(eager.catch_ups, 0);
+            EXPECT_GT(HitTokens(eager), 0);
+            ExpectIdentical(eager, lazy);
+            catch_ups += lazy.catch_ups;
+            records += lazy.records_seen;
+            preemptions += Preemptions(eager);
+            if (window > 0) {  // saved in the middle and run on from the copy
+              const Outcome restarted = Simulate(make, turns, block, true, window, 400'000'000);
+              ExpectIdentical(eager, restarted);
+              records_saved += restarted.records_at_checkpoint;
+            }
+            // Forgetting the records of ended conversations changes nothing either.
+            const Outcome forgetting = Simulate(make, turns, block, true, window, 0, true);
+            ExpectIdentical(eager, forgetting);
+            forgotten += forgetting.records_forgotten;
+            if (::testing::Test::HasFailure()) return;
           }
-          if (::testing::Test::HasFailure()) return;
         }
       }
       // The lazy path was taken: records kept and made good, turns' held blocks too.
       EXPECT_GT(catch_ups, 0);
       EXPECT_GT(records, 0);
       EXPECT_GT(records_saved, 0);  // the checkpoints held records
+      EXPECT_GT(forgotten, 0);      // records were forgotten as their conversations ended
       if (blocks < 1000) {
         EXPECT_GT(preemptions, 0) << "the tight pool really is tight";
       }

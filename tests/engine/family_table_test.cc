@@ -41,5 +41,34 @@ TEST(FamilyTable, AgreesWithAMapThroughRandomInsertsAndErasures) {
   EXPECT_EQ(table.Find(1), nullptr);
 }
 
+// A table that filled and emptied gives its room back, and keeps every entry it holds.
+TEST(FamilyTable, ShrinksWhenSparseKeepingItsEntries) {
+  FamilyTable<int64_t> table;
+  for (uint64_t k = 1; k <= 4000; ++k)
+    table.Insert(k) = static_cast<int64_t>(k);
+  const std::size_t full = table.bytes();
+  table.ShrinkIfSparse();  // half full at most: nothing to give back
+  EXPECT_EQ(table.bytes(), full);
+  for (uint64_t k = 1; k <= 4000; ++k) {
+    if (k % 100 != 0) table.Erase(k);
+  }
+  table.ShrinkIfSparse();
+  EXPECT_LT(table.bytes(), full / 16);
+  ASSERT_EQ(table.size(), 40u);
+  for (uint64_t k = 1; k <= 4000; ++k) {
+    const int64_t* found = table.Find(k);
+    ASSERT_EQ(found != nullptr, k % 100 == 0) << k;
+    if (found != nullptr) {
+      EXPECT_EQ(*found, static_cast<int64_t>(k));
+    }
+  }
+  for (uint64_t k = 100; k <= 4000; k += 100)
+    table.Erase(k);
+  table.ShrinkIfSparse();
+  EXPECT_EQ(table.bytes(), 0u);
+  table.Insert(5) = 5;  // and grows again from nothing
+  EXPECT_EQ(*table.Find(5), 5);
+}
+
 }  // namespace
 }  // namespace fleetsim

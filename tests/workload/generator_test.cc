@@ -38,7 +38,9 @@ std::vector<WorkloadRequest> Generate(const std::string& body) {
 bool Same(const WorkloadRequest& a, const WorkloadRequest& b) {
   return a.id == b.id && a.arrival == b.arrival && a.input_tokens == b.input_tokens &&
          a.output_tokens == b.output_tokens && a.block_hashes == b.block_hashes &&
-         a.hash_block_size == b.hash_block_size;
+         a.hash_block_size == b.hash_block_size && a.shared_hashes == b.shared_hashes &&
+         a.family == b.family && a.family_hashes_from == b.family_hashes_from &&
+         a.family_ends == b.family_ends;
 }
 
 double Mean(const std::vector<double>& xs) {
@@ -367,6 +369,21 @@ TEST(Generator, SessionsGrowTheirPromptsAndShareTheSystemPrompt) {
     for (size_t b = static_cast<size_t>(last.shared_hashes); b < last.block_hashes.size(); ++b)
       EXPECT_EQ(holders.at(last.block_hashes[b]), 1) << b;
   }
+  // Every turn names its conversation, where its own hashes begin (past the system
+  // prompt's 50 blocks), and when its last turn arrives.
+  std::set<uint64_t> families;
+  for (const auto& [id, turns] : sessions) {
+    SCOPED_TRACE("session " + std::to_string(id));
+    const uint64_t family = turns[0]->family;
+    EXPECT_NE(family, 0u);
+    families.insert(family);
+    for (const WorkloadRequest* r : turns) {
+      EXPECT_EQ(r->family, family);
+      EXPECT_EQ(r->family_hashes_from, 50);
+      EXPECT_EQ(r->family_ends, turns.back()->arrival) << r->id;
+    }
+  }
+  EXPECT_EQ(families.size(), sessions.size());
   std::string one_turn = kChat;
   const std::string turns_line = "    turns: {distribution: uniform, min: 2, max: 6}\n";
   one_turn.replace(one_turn.find(turns_line), turns_line.size(),
