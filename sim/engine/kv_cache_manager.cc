@@ -95,23 +95,18 @@ void KvCacheManager::PrepareLookup(Request& request) {
     holder->family_blocks_indexed = true;
     caught_up = true;
   }
-  if (family.serial != 0) {
-    caught_up = CatchUpRecord(family, request) || caught_up;
-    if (RecordOf(family.serial).top >= 0) {
-      // Blocks past this turn's hashes stay recorded for a longer turn; this one caches as
-      // it hashes (a turn cannot hold blocks lazily beside a record).
-      request.family_blocks_indexed = true;
-      family_catch_ups_ += caught_up ? 1 : 0;
-      ++family_short_lookups_;
-      return;
-    }
+  if (family.serial != 0) caught_up = CatchUpRecord(family, request) || caught_up;
+  // A record still kept holds blocks past this turn's hashes, for a longer turn.
+  const bool recorded = family.serial != 0;
+  if (recorded) {
+    ++family_short_lookups_;
+  } else {
+    families_.Erase(request.family);
   }
-  families_.Erase(request.family);
-  if (caught_up) {
-    // The two turns' blocks are cached as they are hashed from here on.
-    request.family_blocks_indexed = true;
-    ++family_catch_ups_;
-  }
+  // The turns' blocks are cached as they are hashed from here on (and a turn cannot hold
+  // blocks lazily beside a record).
+  if (caught_up || recorded) request.family_blocks_indexed = true;
+  if (caught_up) ++family_catch_ups_;
 }
 
 void KvCacheManager::IndexHeldBlocks(Request& request, int64_t limit) {
@@ -173,6 +168,7 @@ bool KvCacheManager::CatchUpRecord(Family& family, const Request& looker) {
     ref.top -= known;
   } else {
     ref.top = -1;
+    family.serial = 0;
   }
   return known > 0;
 }

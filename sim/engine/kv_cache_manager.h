@@ -217,8 +217,8 @@ class KvCacheManager {
   Family* FamilyHeldBy(const Request& request);
   // Caches the record's blocks still queued that `looker` (a turn of its conversation)
   // has hashes for, in their places; later records' numbers drop by as many. True when
-  // it cached any. The record ends unless some of its queued blocks lie past the looker's
-  // hashes; those stay recorded.
+  // it cached any. The record ends (family.serial 0) unless some of its queued blocks lie
+  // past the looker's hashes; those stay recorded.
   bool CatchUpRecord(Family& family, const Request& looker);
   // Forgets the oldest records whose blocks have all left the queue.
   void ForgetPoppedRecords();

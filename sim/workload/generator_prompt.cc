@@ -11,11 +11,16 @@ constexpr uint64_t kFirstPieceTag = 0x666c65657473696dULL;  // "fleetsim" in ASC
 constexpr uint64_t kFamilyTag = 0x66616d696c790000ULL;      // "family"
 constexpr uint64_t kLowBits = 15;                           // a run of 16 shares the rest
 
+// The bits a run of 16 blocks of one name shares: all but the low 4.
+uint64_t RunBitsOf(uint64_t name, uint64_t index) {
+  return HashCombine(name, index >> 4) & ~kLowBits;
+}
+
 }  // namespace
 
 uint64_t BlockHashOf(uint64_t name, int64_t index) {
   const uint64_t i = static_cast<uint64_t>(index);
-  return (HashCombine(name, i >> 4) & ~kLowBits) | (i & kLowBits);
+  return RunBitsOf(name, i) | (i & kLowBits);
 }
 
 void PromptBuilder::Append(uint64_t content_id, int64_t tokens) {
@@ -39,13 +44,13 @@ std::vector<uint64_t> PromptBuilder::block_hashes() const {
   const uint64_t first = HashCombine(kFirstPieceTag, first_content_);
   const uint64_t own = own_name();
   hashes.resize(static_cast<std::size_t>(full));
-  // BlockHashOf, its mix taken once per run of 16 blocks of one name.
-  uint64_t high = 0;
+  // BlockHashOf, with its mix taken once per run of 16 blocks of one name.
+  uint64_t run = 0;
   for (int64_t j = 0; j < full; ++j) {
     const auto i = static_cast<uint64_t>(j);
     if ((i & kLowBits) == 0 || j == inside_first)
-      high = HashCombine(j < inside_first ? first : own, i >> 4) & ~kLowBits;
-    hashes[static_cast<std::size_t>(j)] = high | (i & kLowBits);
+      run = RunBitsOf(j < inside_first ? first : own, i);
+    hashes[static_cast<std::size_t>(j)] = run | (i & kLowBits);
   }
   return hashes;
 }
