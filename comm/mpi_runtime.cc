@@ -2,7 +2,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
+#include <system_error>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -26,6 +29,17 @@ bool MpirunPutEveryRankHere() {
   return world != nullptr && local != nullptr && std::strcmp(world, local) == 0;
 }
 
+// A new, empty directory under the system's temporary one (TMPDIR, else /tmp) for a
+// singleton's Open MPI session tree; "" when none can be made (Open MPI's default then).
+std::string MakeSessionBase() {
+  std::error_code error;
+  const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+  if (error) return "";
+  std::string name = (temp / "fleetsim-mpi-XXXXXX").string();
+  if (::mkdtemp(name.data()) == nullptr) return "";
+  return name;
+}
+
 }  // namespace
 
 MpiRuntime::MpiRuntime(int* argc, char*** argv) {
@@ -44,10 +58,18 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
     // open-mpi/ompi#10971, #9656 gives this workaround). Nothing here uses shared file
     // pointers.
     setenv("OMPI_MCA_sharedfp", "^sm", 0);
+    // Their start races the same way: singletons starting while another removes jf.0 fail
+    // in orte_init ("A call to mkdir was unable to create the desired directory: .../jf.0,
+    // File exists"; 7 of 480 fleetsim singletons started a dozen at a time here,
+    // open-mpi/ompi#8510). So each gets a session directory tree of its own, which it
+    // removes at the end, unless the user chose where the tree goes.
+    if (std::getenv("OMPI_MCA_orte_tmpdir_base") == nullptr) session_base_ = MakeSessionBase();
+    if (!session_base_.empty()) setenv("OMPI_MCA_orte_tmpdir_base", session_base_.c_str(), 1);
   } else if (MpirunPutEveryRankHere()) {
     setenv("OMPI_MCA_pml", "ob1", 0);
   }
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &thread_level_) != MPI_SUCCESS) {
+    RemoveSessionBase();
     throw std::runtime_error("MPI_Init_thread failed");
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -56,6 +78,14 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
 
 MpiRuntime::~MpiRuntime() {
   MPI_Finalize();
+  RemoveSessionBase();
+}
+
+void MpiRuntime::RemoveSessionBase() {
+  if (session_base_.empty()) return;
+  std::error_code ignored;  // a tree Open MPI left behind is not worth failing over
+  std::filesystem::remove_all(session_base_, ignored);
+  session_base_.clear();
 }
 
 std::vector<int> MpiRuntime::AllGather(int value) const {

@@ -32,8 +32,14 @@ class MpiRuntime {
   std::vector<int> AllGather(int value) const;
   // Every rank's host name, in rank order.
   std::vector<std::string> HostNames() const;
+  // A singleton's own Open MPI session directory base (OMPI_MCA_orte_tmpdir_base), removed
+  // at the end; "" under a launcher or where the user set it.
+  const std::string& session_base() const { return session_base_; }
 
  private:
+  void RemoveSessionBase();
+
+  std::string session_base_;
   int rank_ = 0;
   int size_ = 1;
   int thread_level_ = 0;

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@ int g_expected_ranks = -1;
 std::string g_user_isolated;
 // --user-pml=V: the test's environment set OMPI_MCA_pml to V.
 std::string g_user_pml;
+// --user-tmpdir=V: the test's environment set OMPI_MCA_orte_tmpdir_base to V.
+std::string g_user_tmpdir;
 
 TEST(MpiRuntime, WorldHasTheExpectedRanks) {
   ASSERT_GT(g_expected_ranks, 0) << "pass --expected-ranks=N";
@@ -67,17 +70,55 @@ TEST(MpiRuntime, ASingletonStartsWithoutADaemonOrTransportProbesAndAUsersSetting
             g_user_isolated.empty() ? "1" : g_user_isolated);
 }
 
+TEST(MpiRuntime, ASingletonKeepsItsSessionTreeInADirectoryOfItsOwn) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) {
+    // mpirun chose the session directory for the whole job.
+    EXPECT_TRUE(g_mpi->session_base().empty());
+    return;
+  }
+  if (!g_user_tmpdir.empty()) {
+    EXPECT_TRUE(g_mpi->session_base().empty());
+    EXPECT_EQ(EnvOr("OMPI_MCA_orte_tmpdir_base", "unset"), g_user_tmpdir);
+    return;
+  }
+  const std::filesystem::path base = g_mpi->session_base();
+  ASSERT_FALSE(base.empty());
+  EXPECT_EQ(EnvOr("OMPI_MCA_orte_tmpdir_base", "unset"), base.string());
+  EXPECT_EQ(base.filename().string().rfind("fleetsim-mpi-", 0), 0U) << base;
+  // Open MPI made its tree (ompi.<host>.<uid>/jf.0/...) there, not in the shared temp dir.
+  bool tree = false;
+  for (const auto& entry : std::filesystem::directory_iterator(base))
+    tree = tree || entry.path().filename().string().rfind("ompi.", 0) == 0;
+  EXPECT_TRUE(tree) << "no ompi.* session tree in " << base;
+}
+
 }  // namespace
 
+int RunSuite(int argc, char** argv, std::filesystem::path& session_base);
+
 int main(int argc, char** argv) {
+  std::filesystem::path session_base;
+  const int any_failed = RunSuite(argc, argv, session_base);
+  // MPI is finalized: a singleton's own session directory is gone with it.
+  if (!session_base.empty() && std::filesystem::exists(session_base)) {
+    std::printf("FAILED: the singleton's session directory %s outlived MPI_Finalize\n",
+                session_base.c_str());
+    return 1;
+  }
+  return any_failed;
+}
+
+int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
   fleetsim::comm::MpiRuntime mpi(&argc, &argv);
   g_mpi = &mpi;
+  session_base = mpi.session_base();
   ::testing::InitGoogleTest(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--expected-ranks=", 17) == 0)
       g_expected_ranks = std::atoi(argv[i] + 17);
     if (std::strncmp(argv[i], "--user-isolated=", 16) == 0) g_user_isolated = argv[i] + 16;
     if (std::strncmp(argv[i], "--user-pml=", 11) == 0) g_user_pml = argv[i] + 11;
+    if (std::strncmp(argv[i], "--user-tmpdir=", 14) == 0) g_user_tmpdir = argv[i] + 14;
   }
   // Only rank 0 prints the report; every rank's result decides mpirun's exit code.
   if (mpi.rank() != 0) {

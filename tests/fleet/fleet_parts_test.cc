@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "comm/mpi_runtime.h"
 #include "fleet/fleet_metrics.h"
 #include "fleet/fleet_setup.h"
 #include "fleet/routed_request.h"
@@ -179,8 +180,7 @@ TEST(Gateways, RequestsSpreadOverEveryGateway) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  MPI_Init(&argc, &argv);
-  const int result = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return result;
+  // As fleetsim starts MPI (ctest runs the discovered tests as separate singletons).
+  fleetsim::comm::MpiRuntime mpi(&argc, &argv);
+  return RUN_ALL_TESTS();
 }
