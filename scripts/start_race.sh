@@ -23,7 +23,8 @@ for i in $(seq 1 "$runs"); do
   if ((i % wave == 0)); then wait; fi
 done
 wait
-failed=$(cat "$work/failed" 2> /dev/null | wc -l)
+failed=0
+[[ -f $work/failed ]] && failed=$(wc -l < "$work/failed")
 echo "$failed of $runs runs failed"
 if ((failed > 0)); then
   head -20 "$work/log-$(head -1 "$work/failed")"
