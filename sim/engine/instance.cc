@@ -839,10 +839,12 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // index's count of slots in use, which Load recounts from the slots; 2,480: the block pool's
 // numbering of anonymous blocks, saved with the pool, and the KV cache manager's
 // conversations -- records saved with it, holders restored from the live requests, a
-// count for tests that is not state; 2,488: a second such count.)
+// count for tests that is not state; 2,488: a second such count; 1,848: the cache layout's
+// attention plan shared between instances instead of copied into each -- configuration,
+// not state.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 2488,
+static_assert(sizeof(Instance) == 1848,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

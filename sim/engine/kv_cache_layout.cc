@@ -157,7 +157,7 @@ KvCacheLayout ResolveKvCacheLayout(const ModelCard& card, const ResolvedEngineCo
     plan.decode_pinned = decode.pinned;
     plan.backend_why = backend->why;
     plan.decode_why = decode.why;
-    layout.attention = std::move(plan);
+    layout.attention = std::make_shared<const AttentionPlan>(std::move(plan));
   }
 
   layout.groups = GroupLayers(card, layout.draft_attention_layers, layout.group_size);

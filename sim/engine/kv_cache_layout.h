@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -66,7 +67,9 @@ struct KvCacheLayout {
   // without a GPU to select a backend on).
   int alignment_base = 16;
   // The attention backend and decode kernel, when the layout was resolved on a GPU.
-  std::optional<AttentionPlan> attention;
+  // Shared, not copied: every instance's cache manager keeps a copy of its layout, and the
+  // plan's names and reasons are two of an instance's six kilobytes.
+  std::shared_ptr<const AttentionPlan> attention;
   int num_spec = 0;
   int64_t max_model_len = 0;
 
