@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
-# Resident memory of each rank over a run (bench/README.md, issue 20): samples every
-# rank's RSS every SAMPLE_S seconds (default 10) while the day runs at 2 ranks, and
-# prints one line per sample -- wall seconds, then each rank's RSS in MiB -- followed by
-# the run's progress lines (simulated time against wall, about once a minute) and its
-# summary, to place the samples in the simulated day.
+# Resident memory of each rank against simulated time (bench/README.md, issue 20): runs
+# the day at 2 ranks with --progress always (a line every 10 s of wall) and, at each
+# progress line, prints the simulated hour it reports, the wall seconds and every rank's
+# RSS in MiB; then the run's summary line.
 #   bench/memory_over_time.sh day        # traffic_day.yaml: the daily cycle
 #   bench/memory_over_time.sh day-flat   # traffic_day_flat.yaml: the same at a constant rate
+#   bench/memory_over_time.sh day-peak   # traffic_day_peak.yaml: 3 hours at the day's peak rate
 set -euo pipefail
 source "$(dirname "$0")/bench_env.sh"
 case ${1:-day} in
   day) workload=bench/traffic_day.yaml ;;
   day-flat) workload=bench/traffic_day_flat.yaml ;;
+  day-peak) workload=bench/traffic_day_peak.yaml ;;
   *)
-    echo "usage: bench/memory_over_time.sh day|day-flat" >&2
+    echo "usage: bench/memory_over_time.sh day|day-flat|day-peak" >&2
     exit 2
     ;;
 esac
 name=memory-${1:-day}
-every=${SAMPLE_S:-10}
+log=$out/$name.log
 mpirun -np 2 "$fleetsim" run --cluster "$root/bench/fleet_10k.yaml" --workload "$root/$workload" \
-  --no-request-rows --threads 1 --progress always --output "$out/$name.h5" \
-  > "$out/$name.log" 2>&1 &
+  --no-request-rows --threads 1 --progress always --output "$out/$name.h5" > "$log" 2>&1 &
 launcher=$!
 start=$(date +%s)
-echo "wall_s rss_MiB_per_rank..."
+# One sample per progress line (every 10 s of wall): the simulated time it reports, then
+# each rank's RSS read as it appears.
+echo "simulated_h wall_s rss_MiB_per_rank..."
+seen=0
 while kill -0 "$launcher" 2> /dev/null; do
-  sleep "$every"
+  sleep 1
+  lines=$(grep -c "progress: t = " "$log" || true)
+  ((lines > seen)) || continue
+  seen=$lines
+  simulated_s=$(grep "progress: t = " "$log" | tail -1 | sed -E 's/.*t = ([0-9.]+) s.*/\1/')
   # ps fails once the ranks are gone.
   rss=$(ps -C "$(basename "$fleetsim")" -o rss= | awk '{printf " %.0f", $1 / 1024}' || true)
-  [[ -n $rss ]] && echo "$(($(date +%s) - start))$rss"
+  [[ -n $rss ]] && echo "$(awk -v s="$simulated_s" 'BEGIN {printf "%.2f", s / 3600}') $(($(date +%s) - start))$rss"
 done
 wait "$launcher"
-grep -E "progress|requests on" "$out/$name.log"
+grep -E "requests on" "$log"
