@@ -1,9 +1,13 @@
 #include "comm/mpi_runtime.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <string_view>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -29,13 +33,40 @@ bool MpirunPutEveryRankHere() {
   return world != nullptr && local != nullptr && std::strcmp(world, local) == 0;
 }
 
+constexpr std::string_view kSessionBasePrefix = "fleetsim-mpi-";
+
+// Removes the session directories of this user's singletons that died without reaching
+// MPI_Finalize (SIGKILL, a crash): each is named after its process, and one whose process
+// is gone is removed. A live process, or another user's, keeps its own.
+void RemoveOrphanedSessionBases(const std::filesystem::path& temp) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(temp, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kSessionBasePrefix, 0) != 0) continue;
+    const char* digits = name.c_str() + kSessionBasePrefix.size();
+    char* end = nullptr;
+    const long pid = std::strtol(digits, &end, 10);
+    if (end == digits || *end != '-' || pid <= 0) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    struct stat info {};
+    if (::lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != ::getuid())
+      continue;
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+  }
+}
+
 // A new, empty directory under the system's temporary one (TMPDIR, else /tmp) for a
-// singleton's Open MPI session tree; "" when none can be made (Open MPI's default then).
+// singleton's Open MPI session tree, named after this process; "" when none can be made
+// (Open MPI's default then).
 std::string MakeSessionBase() {
   std::error_code error;
   const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
   if (error) return "";
-  std::string name = (temp / "fleetsim-mpi-XXXXXX").string();
+  RemoveOrphanedSessionBases(temp);
+  std::string name =
+      (temp / (std::string(kSessionBasePrefix) + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (::mkdtemp(name.data()) == nullptr) return "";
   return name;
 }
@@ -62,9 +93,17 @@ MpiRuntime::MpiRuntime(int* argc, char*** argv) {
     // in orte_init ("A call to mkdir was unable to create the desired directory: .../jf.0,
     // File exists"; 7 of 480 fleetsim singletons started a dozen at a time here,
     // open-mpi/ompi#8510). So each gets a session directory tree of its own, which it
-    // removes at the end, unless the user chose where the tree goes.
-    if (std::getenv("OMPI_MCA_orte_tmpdir_base") == nullptr) session_base_ = MakeSessionBase();
-    if (!session_base_.empty()) setenv("OMPI_MCA_orte_tmpdir_base", session_base_.c_str(), 1);
+    // removes at the end, unless the user chose where the tree goes. A fleetsim process
+    // that another started (a test's, say) inherits its parent's setting, marked as ours
+    // by kSessionBaseVariable: that is no user's choice, and sharing it races again.
+    const char* chosen = std::getenv("OMPI_MCA_orte_tmpdir_base");
+    const char* inherited = std::getenv(kSessionBaseVariable);
+    if (chosen == nullptr || (inherited != nullptr && std::strcmp(chosen, inherited) == 0))
+      session_base_ = MakeSessionBase();
+    if (!session_base_.empty()) {
+      setenv("OMPI_MCA_orte_tmpdir_base", session_base_.c_str(), 1);
+      setenv(kSessionBaseVariable, session_base_.c_str(), 1);
+    }
   } else if (MpirunPutEveryRankHere()) {
     setenv("OMPI_MCA_pml", "ob1", 0);
   }
@@ -85,6 +124,9 @@ void MpiRuntime::RemoveSessionBase() {
   if (session_base_.empty()) return;
   std::error_code ignored;  // a tree Open MPI left behind is not worth failing over
   std::filesystem::remove_all(session_base_, ignored);
+  // Nothing started later inherits a directory that is gone.
+  unsetenv("OMPI_MCA_orte_tmpdir_base");
+  unsetenv(kSessionBaseVariable);
   session_base_.clear();
 }
 

@@ -35,6 +35,9 @@ class MpiRuntime {
   // A singleton's own Open MPI session directory base (OMPI_MCA_orte_tmpdir_base), removed
   // at the end; "" under a launcher or where the user set it.
   const std::string& session_base() const { return session_base_; }
+  // Names session_base() in the environment, so that a fleetsim process this one starts
+  // can tell the inherited OMPI_MCA_orte_tmpdir_base from a user's and make its own.
+  static constexpr const char* kSessionBaseVariable = "FLEETSIM_MPI_SESSION_BASE";
 
  private:
   void RemoveSessionBase();

@@ -7,6 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <sys/wait.h>
+#include <system_error>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -21,6 +24,13 @@ std::string g_user_isolated;
 std::string g_user_pml;
 // --user-tmpdir=V: the test's environment set OMPI_MCA_orte_tmpdir_base to V.
 std::string g_user_tmpdir;
+// --inherited-tmpdir=V: it set OMPI_MCA_orte_tmpdir_base to V and marked V as a fleetsim
+// parent's (FLEETSIM_MPI_SESSION_BASE=V).
+std::string g_inherited_tmpdir;
+// Session directories laid out before MPI started, as a singleton killed earlier (its
+// process gone) and one still running (this test's parent) would have left them.
+std::filesystem::path g_orphan;
+std::filesystem::path g_live;
 
 TEST(MpiRuntime, WorldHasTheExpectedRanks) {
   ASSERT_GT(g_expected_ranks, 0) << "pass --expected-ranks=N";
@@ -83,8 +93,14 @@ TEST(MpiRuntime, ASingletonKeepsItsSessionTreeInADirectoryOfItsOwn) {
   }
   const std::filesystem::path base = g_mpi->session_base();
   ASSERT_FALSE(base.empty());
+  EXPECT_NE(base.string(), g_inherited_tmpdir) << "a parent's directory was taken over";
   EXPECT_EQ(EnvOr("OMPI_MCA_orte_tmpdir_base", "unset"), base.string());
+  EXPECT_EQ(EnvOr(fleetsim::comm::MpiRuntime::kSessionBaseVariable, "unset"), base.string());
   EXPECT_EQ(base.filename().string().rfind("fleetsim-mpi-", 0), 0U) << base;
+  // A killed singleton's directory went; a running one's stayed.
+  EXPECT_FALSE(std::filesystem::exists(g_orphan)) << g_orphan;
+  EXPECT_TRUE(std::filesystem::exists(g_live)) << g_live;
+  std::filesystem::remove_all(g_live);
   // Open MPI made its tree (ompi.<host>.<uid>/jf.0/...) there, not in the shared temp dir.
   bool tree = false;
   for (const auto& entry : std::filesystem::directory_iterator(base))
@@ -99,6 +115,9 @@ int RunSuite(int argc, char** argv, std::filesystem::path& session_base);
 int main(int argc, char** argv) {
   std::filesystem::path session_base;
   const int any_failed = RunSuite(argc, argv, session_base);
+  std::error_code ignored;  // the laid-out directories, where a run kept them
+  std::filesystem::remove_all(g_orphan, ignored);
+  std::filesystem::remove_all(g_live, ignored);
   // MPI is finalized: a singleton's own session directory is gone with it.
   if (!session_base.empty() && std::filesystem::exists(session_base)) {
     std::printf("FAILED: the singleton's session directory %s outlived MPI_Finalize\n",
@@ -108,7 +127,22 @@ int main(int argc, char** argv) {
   return any_failed;
 }
 
+// The pid of a process that has ended (a child, reaped).
+pid_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
 int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
+    const std::filesystem::path temp = std::filesystem::temp_directory_path();
+    g_orphan = temp / ("fleetsim-mpi-" + std::to_string(DeadPid()) + "-test");
+    g_live = temp / ("fleetsim-mpi-" + std::to_string(::getppid()) + "-test");
+    std::filesystem::create_directories(g_orphan / "ompi.host.0" / "jf.0");
+    std::filesystem::create_directories(g_live);
+  }
   fleetsim::comm::MpiRuntime mpi(&argc, &argv);
   g_mpi = &mpi;
   session_base = mpi.session_base();
@@ -119,6 +153,7 @@ int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
     if (std::strncmp(argv[i], "--user-isolated=", 16) == 0) g_user_isolated = argv[i] + 16;
     if (std::strncmp(argv[i], "--user-pml=", 11) == 0) g_user_pml = argv[i] + 11;
     if (std::strncmp(argv[i], "--user-tmpdir=", 14) == 0) g_user_tmpdir = argv[i] + 14;
+    if (std::strncmp(argv[i], "--inherited-tmpdir=", 19) == 0) g_inherited_tmpdir = argv[i] + 19;
   }
   // Only rank 0 prints the report; every rank's result decides mpirun's exit code.
   if (mpi.rank() != 0) {
