@@ -29,10 +29,11 @@ echo "simulated_h wall_s rss_MiB_per_rank..."
 seen=0
 while kill -0 "$launcher" 2> /dev/null; do
   sleep 1
-  lines=$(grep -c "progress: t = " "$log" || true)
+  progress=$(grep "progress: t = " "$log" || true)
+  lines=$(grep -c . <<< "$progress" || true)
   ((lines > seen)) || continue
   seen=$lines
-  simulated_s=$(grep "progress: t = " "$log" | tail -1 | sed -E 's/.*t = ([0-9.]+) s.*/\1/')
+  simulated_s=$(tail -1 <<< "$progress" | sed -E 's/.*t = ([0-9.]+) s.*/\1/')
   # ps fails once the ranks are gone.
   rss=$(ps -C "$(basename "$fleetsim")" -o rss= | awk '{printf " %.0f", $1 / 1024}' || true)
   [[ -n $rss ]] && echo "$(awk -v s="$simulated_s" 'BEGIN {printf "%.2f", s / 3600}') $(($(date +%s) - start))$rss"

@@ -108,25 +108,6 @@ TEST(MpiRuntime, ASingletonKeepsItsSessionTreeInADirectoryOfItsOwn) {
   EXPECT_TRUE(tree) << "no ompi.* session tree in " << base;
 }
 
-}  // namespace
-
-int RunSuite(int argc, char** argv, std::filesystem::path& session_base);
-
-int main(int argc, char** argv) {
-  std::filesystem::path session_base;
-  const int any_failed = RunSuite(argc, argv, session_base);
-  std::error_code ignored;  // the laid-out directories, where a run kept them
-  std::filesystem::remove_all(g_orphan, ignored);
-  std::filesystem::remove_all(g_live, ignored);
-  // MPI is finalized: a singleton's own session directory is gone with it.
-  if (!session_base.empty() && std::filesystem::exists(session_base)) {
-    std::printf("FAILED: the singleton's session directory %s outlived MPI_Finalize\n",
-                session_base.c_str());
-    return 1;
-  }
-  return any_failed;
-}
-
 // The pid of a process that has ended (a child, reaped).
 pid_t DeadPid() {
   const pid_t child = ::fork();
@@ -135,6 +116,8 @@ pid_t DeadPid() {
   return child;
 }
 
+// Runs the suite while MPI is up; `session_base` gets a singleton's own session directory,
+// for main to check once MPI is finalized.
 int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
     const std::filesystem::path temp = std::filesystem::temp_directory_path();
@@ -166,6 +149,23 @@ int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
   if (mpi.rank() == 0) {
     std::printf("%d of %d ranks ran the suite; %s\n", mpi.size(), g_expected_ranks,
                 any_failed ? "some failed" : "all passed");
+  }
+  return any_failed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::filesystem::path session_base;
+  const int any_failed = RunSuite(argc, argv, session_base);
+  std::error_code ignored;  // the laid-out directories, where a run kept them
+  std::filesystem::remove_all(g_orphan, ignored);
+  std::filesystem::remove_all(g_live, ignored);
+  // MPI is finalized: a singleton's own session directory is gone with it.
+  if (!session_base.empty() && std::filesystem::exists(session_base)) {
+    std::printf("FAILED: the singleton's session directory %s outlived MPI_Finalize\n",
+                session_base.c_str());
+    return 1;
   }
   return any_failed;
 }
