@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "app/validate_series.h"
 #include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
 #include "core/csv_reader.h"
@@ -18,6 +19,7 @@
 #include "engine/engine_setup.h"
 #include "model/model_catalog.h"
 #include "workload/vllm_bench_reader.h"
+#include "workload/vllm_bench_series.h"
 
 namespace fleetsim {
 namespace {
@@ -32,6 +34,7 @@ struct ValidateOptions {
   double step_overhead_us = engine_settings::kStepOverheadUs.Default();
   bool json = false;
   std::optional<std::string> requests_csv;  // per-request simulated and measured latencies
+  std::optional<std::string> series_csv;    // per-tick simulated and measured series
 };
 
 // Mean, median and P90.
@@ -103,43 +106,6 @@ EngineConfig EngineConfigFrom(const YamlSection& meta) {
   return config;
 }
 
-// (time, running, waiting) after each step, to read the state at any second.
-struct StateSample {
-  SimTime t;
-  int64_t running, waiting;
-};
-
-struct SeriesError {
-  double running_mae = 0, waiting_mae = 0, running_mean = 0, waiting_mean = 0;
-  int points = 0;
-};
-
-SeriesError CompareSeries(const std::string& file, const std::vector<StateSample>& samples) {
-  SeriesError error;
-  if (!fs::exists(file)) return error;
-  CsvReader csv(file);
-  csv.RequireColumns({"t", "running", "waiting"});
-  while (csv.Next()) {
-    const SimTime t = SecondsToSimTime(csv.Number("t"));
-    auto after = std::upper_bound(samples.begin(), samples.end(), t,
-                                  [](SimTime x, const StateSample& s) { return x < s.t; });
-    const int64_t running = after == samples.begin() ? 0 : std::prev(after)->running;
-    const int64_t waiting = after == samples.begin() ? 0 : std::prev(after)->waiting;
-    error.running_mae += std::abs(static_cast<double>(running - csv.Int("running")));
-    error.waiting_mae += std::abs(static_cast<double>(waiting - csv.Int("waiting")));
-    error.running_mean += static_cast<double>(csv.Int("running"));
-    error.waiting_mean += static_cast<double>(csv.Int("waiting"));
-    ++error.points;
-  }
-  if (error.points > 0) {
-    for (double* v :
-         {&error.running_mae, &error.waiting_mae, &error.running_mean, &error.waiting_mean}) {
-      *v /= error.points;
-    }
-  }
-  return error;
-}
-
 // Where a data-parallel replay's lock-steps spent their time (engine/dp_engine.h).
 struct LockStepTotals {
   int64_t steps = 0, all_idle = 0;
@@ -171,7 +137,8 @@ double Signed(double simulated, double measured) {
 }
 
 void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,
-            const SeriesError& series, int64_t requests, int64_t num_blocks, int64_t out_of_grid) {
+            const std::optional<SeriesComparison>& series, double tick_s, int64_t requests,
+            int64_t num_blocks, int64_t out_of_grid) {
   const std::pair<const char*, const std::vector<double>*> metrics[] = {
       {"ttft", &sim.ttft}, {"tpot", &sim.tpot}, {"e2e", &sim.e2e}};
   const std::vector<double>* measured[] = {&real.ttft, &real.tpot, &real.e2e};
@@ -203,11 +170,23 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
     }
     json.Key("series");
     json.BeginObject();
-    json.Field("points", series.points);
-    json.Field("running_mae", series.running_mae);
-    json.Field("running_measured_mean", series.running_mean);
-    json.Field("waiting_mae", series.waiting_mae);
-    json.Field("waiting_measured_mean", series.waiting_mean);
+    json.Field("points", series ? static_cast<int64_t>(series->rows.size()) : 0);
+    if (series) {
+      json.Field("tick_s", tick_s);
+      json.Field("origin_lead_s", series->origin.lead_s);
+      json.Field("origin_from_prompt_column", series->origin.from_prompt_column);
+      json.Field("prompt_mismatch", series->origin.prompt_mismatch);
+      json.Field("running_mae", series->running.mae);
+      json.Field("running_measured_mean", series->running.measured_mean);
+      json.Field("waiting_mae", series->waiting.mae);
+      json.Field("waiting_measured_mean", series->waiting.measured_mean);
+      for (auto [name, error] : {std::pair{"output_tokens_per_s", &series->outputs},
+                                 std::pair{"prompt_tokens_per_s", &series->prompts}}) {
+        if (!*error) continue;
+        json.Field(std::string(name) + "_mae", (*error)->mae);
+        json.Field(std::string(name) + "_measured_mean", (*error)->measured_mean);
+      }
+    }
     json.EndObject();
     json.EndObject();
     return;
@@ -226,10 +205,28 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
                   100 * Signed(sv, rv));
     }
   }
-  std::printf("running: mean abs error %.2f requests (measured mean %.2f) over %d seconds\n",
-              series.running_mae, series.running_mean, series.points);
-  std::printf("waiting: mean abs error %.2f requests (measured mean %.2f)\n", series.waiting_mae,
-              series.waiting_mean);
+  if (!series) {
+    std::printf("series: the run has no timeseries.csv\n");
+  } else {
+    std::printf(
+        "running: mean abs error %.2f requests (measured mean %.2f) over %zu ticks of %g s\n",
+        series->running.mae, series->running.measured_mean, series->rows.size(), tick_s);
+    std::printf("waiting: mean abs error %.2f requests (measured mean %.2f)\n", series->waiting.mae,
+                series->waiting.measured_mean);
+    for (auto [name, error] :
+         {std::pair{"output", &series->outputs}, std::pair{"prompt", &series->prompts}}) {
+      if (*error) {
+        std::printf("%s tokens: mean abs error %.0f per s (measured mean %.0f per s)\n", name,
+                    (*error)->mae, (*error)->measured_mean);
+      }
+    }
+    if (series->origin.from_prompt_column) {
+      std::printf(
+          "series clock: ticks counted from %.3f s before the first request's intake, where the "
+          "run's prompt counts meet its first tokens (%.1f %% of prompt tokens in another tick)\n",
+          series->origin.lead_s, 100 * series->origin.prompt_mismatch);
+    }
+  }
   std::printf("out-of-grid table lookups: %lld\n", static_cast<long long>(out_of_grid));
 }
 
@@ -238,6 +235,16 @@ void Validate(const ValidateOptions& options) {
   const std::string meta_file = (dir / "meta.json").string();
   const YamlSection meta = LoadYamlFile(meta_file);
   const EngineConfig config = EngineConfigFrom(meta);
+  // The run's per-tick series, read before the replay so a bad file fails at once.
+  const std::string series_file = (dir / "timeseries.csv").string();
+  std::optional<std::vector<VllmBenchTick>> ticks;
+  if (fs::exists(series_file)) ticks = ReadVllmBenchSeries(series_file);
+  if (options.series_csv && !ticks) {
+    throw OptionError("--series-csv", options.run_dir + " has no timeseries.csv to compare with");
+  }
+  const double tick_s = meta.GetOr<double>("tick_seconds", 1.0);
+  if (!(tick_s >= 1e-3 && tick_s <= kMaxSimSeconds))
+    meta.Fail("tick_seconds", "must be between 0.001 and 1e9 s");
 
   KvBudget budget;
   if (auto cache = meta.FindChild("kv_cache")) {
@@ -278,7 +285,7 @@ void Validate(const ValidateOptions& options) {
                        [&](std::string_view setting, const std::string& message) {
                          return MetaError(meta_file, setting, message);
                        });
-  std::vector<StateSample> samples;
+  SimulatedSeries series;
   LockStepTotals lock_steps;
   std::unique_ptr<Instance> instance;
   std::unique_ptr<DpEngine> dp_engine;
@@ -291,23 +298,29 @@ void Validate(const ValidateOptions& options) {
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
     lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
     dp_engine->OnStep([&](const DpStepRecord& step) {
-      samples.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
+      series.states.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
       lock_steps.Add(step);
+    });
+    dp_engine->OnRankStep([&](int, const StepRecord& step) {
+      series.outputs.push_back({step.start + step.duration, step.generated_tokens});
     });
   } else {
     instance = setup.MakeInstance();
     instance->OnStep([&](const StepRecord& step) {
-      samples.push_back({step.start + step.duration, step.running, step.waiting});
+      series.states.push_back({step.start + step.duration, step.running, step.waiting});
+      series.outputs.push_back({step.start + step.duration, step.generated_tokens});
     });
   }
 
   VllmBenchReader reader((dir / "requests.jsonl").string());
   Latencies real;
+  std::vector<FirstToken> first_tokens;  // the run's, to find its series' clock
   std::optional<double> origin;
   int64_t count = 0;
   while (auto r = reader.Next()) {
     if (!origin) origin = r->queued_s;
     real.Add(r->queued_s, r->first_token_s, r->last_token_s, r->output_tokens);
+    first_tokens.push_back({r->first_token_s - *origin, r->input_tokens});
     auto request = std::make_unique<Request>();
     request->id = count++;
     request->name = r->id;
@@ -355,12 +368,19 @@ void Validate(const ValidateOptions& options) {
     sim.Add(ToSeconds(r.queued), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
     in_order.push_back(&r);
     if (!ranks.empty()) rank_of.push_back(ranks[i]);
+    series.prompts.push_back({r.first_token, r.input_tokens});
   }
   if (options.requests_csv) {
     WriteRequestsCsv(*options.requests_csv, in_order, rank_of, sim, real);
   }
-  const SeriesError series = CompareSeries((dir / "timeseries.csv").string(), samples);
-  Report(options, sim, real, series, count, setup.num_blocks, setup.cost->OutOfGridLookups());
+  std::optional<SeriesComparison> compared;
+  if (ticks) {
+    compared =
+        CompareSeries(*ticks, tick_s, FindSeriesOrigin(*ticks, tick_s, first_tokens), series);
+    if (options.series_csv) WriteSeriesCsv(*options.series_csv, "--series-csv", *compared);
+  }
+  Report(options, sim, real, compared, tick_s, count, setup.num_blocks,
+         setup.cost->OutOfGridLookups());
   if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 
@@ -393,6 +413,9 @@ void AddValidateCommand(CLI::App& app) {
   bench->add_option("--requests-csv", options->requests_csv,
                     "Write one row per request: simulated and measured TTFT, TPOT and E2E in "
                     "seconds, and the DP rank that served it");
+  bench->add_option("--series-csv", options->series_csv,
+                    "Write one row per tick of the run's timeseries.csv: running and waiting "
+                    "requests, output and prompt tokens per second, simulated and measured");
   bench->callback([options]() {
     // Under mpirun, rank 0 replays and reports; every rank learns whether it failed, and
     // one line says why (the agreement of `run` and `sweep`).

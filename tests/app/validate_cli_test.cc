@@ -292,6 +292,96 @@ TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
   EXPECT_NE(bad.err.find("--requests-csv"), std::string::npos) << bad.err;
 }
 
+// --series-csv writes one row per tick of the run's timeseries.csv: the run's own figures
+// beside the replay's, whose output and prompt tokens add up to the requests' (the replay
+// ends inside the series); the summary's series errors are those rows' means. The series'
+// clock is found from the run's own prompt counts (every first token in its tick).
+TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const auto run = data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B";
+  const std::string args =
+      "validate vllm-bench " + run.string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b --hardware RTX-PRO-6000 --json";
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() / ("fleetsim-series-" + std::to_string(::getpid()));
+  const auto r = RunFleetsim(args + " --series-csv " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node doc = YAML::Load(r.out);
+  const auto read_rows = [](const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::vector<std::vector<std::string>> rows;
+    for (std::string line; std::getline(in, line);) {
+      std::vector<std::string> cells;
+      std::stringstream fields(line);
+      for (std::string cell; std::getline(fields, cell, ',');)
+        cells.push_back(cell);
+      rows.push_back(cells);
+    }
+    return rows;
+  };
+  const auto written = read_rows(csv);
+  const auto measured = read_rows(run / "timeseries.csv");  // t,prompt,gen,running,waiting,kv
+  std::filesystem::remove(csv);
+  ASSERT_FALSE(written.empty());
+  EXPECT_EQ(written[0],
+            (std::vector<std::string>{"t_s", "running_sim", "running_measured", "waiting_sim",
+                                      "waiting_measured", "output_tokens_per_s_sim",
+                                      "output_tokens_per_s_measured", "prompt_tokens_per_s_sim",
+                                      "prompt_tokens_per_s_measured"}));
+  ASSERT_EQ(written.size(), measured.size());
+  double outputs_sim = 0, prompts_sim = 0, running_error = 0;
+  for (std::size_t i = 1; i < written.size(); ++i) {
+    ASSERT_EQ(written[i].size(), 9u);
+    EXPECT_DOUBLE_EQ(std::stod(written[i][0]), std::stod(measured[i][0]));  // t
+    EXPECT_EQ(std::stoll(written[i][2]), std::stoll(measured[i][3]));       // running
+    EXPECT_EQ(std::stoll(written[i][4]), std::stoll(measured[i][4]));       // waiting
+    EXPECT_DOUBLE_EQ(std::stod(written[i][6]), std::stod(measured[i][2]));  // output tokens
+    EXPECT_DOUBLE_EQ(std::stod(written[i][8]), std::stod(measured[i][1]));  // prompt tokens
+    outputs_sim += std::stod(written[i][5]);
+    prompts_sim += std::stod(written[i][7]);
+    running_error += std::abs(std::stod(written[i][1]) - std::stod(written[i][2]));
+  }
+  EXPECT_DOUBLE_EQ(outputs_sim, 195753);  // the 300 requests' output tokens
+  EXPECT_DOUBLE_EQ(prompts_sim, 257239);  // and their prompts
+  const YAML::Node series = doc["series"];
+  EXPECT_EQ(series["points"].as<std::size_t>(), written.size() - 1);
+  EXPECT_NEAR(series["running_mae"].as<double>(),
+              running_error / static_cast<double>(written.size() - 1), 1e-9);
+  EXPECT_GT(series["output_tokens_per_s_mae"].as<double>(), 0);
+  EXPECT_NEAR(series["output_tokens_per_s_measured_mean"].as<double>(),
+              195753.0 / static_cast<double>(written.size() - 1), 1e-6);
+  // The benchmark's clock starts 80 ms before the first intake: there every first token
+  // of the run is in the tick its prompt is counted in.
+  EXPECT_TRUE(series["origin_from_prompt_column"].as<bool>());
+  EXPECT_EQ(series["prompt_mismatch"].as<double>(), 0);
+  EXPECT_GT(series["origin_lead_s"].as<double>(), 0.07);
+  EXPECT_LT(series["origin_lead_s"].as<double>(), 0.09);
+
+  const auto bad = RunFleetsim(args + " --series-csv /nonexistent-dir/series.csv");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--series-csv"), std::string::npos) << bad.err;
+
+  // A run without a series replays and says so; asking for the rows is refused up front.
+  const auto bare = CopyRunWithMeta(run, "no-series", [](std::string&) { return true; });
+  std::filesystem::remove(bare / "timeseries.csv");
+  const std::string bare_args =
+      "validate vllm-bench " + bare.string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b --hardware RTX-PRO-6000";
+  const auto plain = RunFleetsim(bare_args);
+  const auto refused = RunFleetsim(bare_args + " --series-csv " + csv.string());
+  std::filesystem::remove_all(bare);
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("series: the run has no timeseries.csv"), std::string::npos)
+      << plain.out;
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--series-csv"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("no timeseries.csv"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(csv));
+}
+
 // The Llama runs on fleetsim's analytic bundles (analytic-12): issue 17's analytic targets
 // (TPOT and E2E within 8 %, TTFT within 15 %) on the cells each run meets, REGRESSION
 // BOUNDS (the figures of docs/VALIDATION.md, measured 2026-12-04, within 1.5 points) on
