@@ -7,13 +7,15 @@
 #include "core/input_error.h"
 #include "engine/dp_setup.h"
 #include "perf/collective.h"
+#include "perf/expert_mask_cost.h"
 
 namespace fleetsim {
 namespace {
 
 // What CollectiveModel::ExpertDispatchCombineUs moves for `gathered` tokens.
 DpExchange Exchange(const char* batch, int64_t tokens_per_rank, const DpReport& r,
-                    const ModelCard& card, const CollectiveModel* group) {
+                    const ModelCard& card, const CollectiveModel* group,
+                    const ExpertMaskCost* mask) {
   DpExchange e;
   e.batch = batch;
   e.tokens_per_rank = tokens_per_rank;
@@ -29,6 +31,12 @@ DpExchange Exchange(const char* batch, int64_t tokens_per_rank, const DpReport& 
   if (group) {
     e.per_layer_us = group->ExpertDispatchCombineUs(e.gathered_tokens, card.hidden_size, experts);
     e.per_step_us = *e.per_layer_us * r.moe_layers;
+  }
+  const auto gathered = static_cast<double>(e.gathered_tokens);
+  e.masked_bytes = gathered * ExpertMaskCost::BytesPerGatheredToken(card, r.tp, r.dp);
+  if (mask) {
+    e.masked_per_layer_us = mask->LayerUs(gathered);
+    e.masked_per_step_us = *e.masked_per_layer_us * r.moe_layers;
   }
   return e;
 }
@@ -59,6 +67,7 @@ DpReport BuildDpReport(const ModelCard& card, const ResolvedEngineConfig& engine
   r.capture_tokens =
       DefaultCudagraphCaptureTokens(engine.max_num_seqs, engine.max_num_batched_tokens);
   std::optional<CollectiveModel> group;
+  std::optional<ExpertMaskCost> mask;
   if (hardware) {
     r.gpus_per_node = static_cast<int>(hardware->gpus_per_node.value);
     if (r.gpus > *r.gpus_per_node) {
@@ -69,11 +78,12 @@ DpReport BuildDpReport(const ModelCard& card, const ResolvedEngineConfig& engine
                             " (DP x EP stays in one node)");
     }
     group.emplace(*hardware, dp, card.dtype);
+    mask.emplace(card, *hardware, engine.tp, dp);
   }
-  r.decode =
-      Exchange("max_num_seqs decodes", engine.max_num_seqs, r, card, group ? &*group : nullptr);
+  r.decode = Exchange("max_num_seqs decodes", engine.max_num_seqs, r, card,
+                      group ? &*group : nullptr, mask ? &*mask : nullptr);
   r.prefill = Exchange("max_num_batched_tokens", engine.max_num_batched_tokens, r, card,
-                       group ? &*group : nullptr);
+                       group ? &*group : nullptr, mask ? &*mask : nullptr);
   return r;
 }
 
@@ -94,6 +104,13 @@ void PrintDpText(const DpReport& r, std::ostream& out) {
         << " gathered): " << DecimalBytes(e->dispatch_bytes) << " + "
         << DecimalBytes(e->combine_bytes) << " a layer, " << Us(e->per_layer_us) << " a layer, "
         << Us(e->per_step_us) << " a step\n";
+  }
+  out << "  per step, each MoE layer's row stages (zero stores, activation, moe_sum) for the "
+         "tokens routed to other GPUs' experts\n";
+  for (const DpExchange* e : {&r.decode, &r.prefill}) {
+    out << "    " << e->batch << ": " << DecimalBytes(static_cast<int64_t>(e->masked_bytes))
+        << " a layer, " << Us(e->masked_per_layer_us) << " a layer, " << Us(e->masked_per_step_us)
+        << " a step\n";
   }
 }
 
@@ -122,8 +139,11 @@ void JsonDp(const std::optional<DpReport>& report, JsonWriter& json) {
     json.Field("gathered_tokens", e->gathered_tokens);
     json.Field("dispatch_bytes", e->dispatch_bytes);
     json.Field("combine_bytes", e->combine_bytes);
+    json.Field("masked_row_bytes", e->masked_bytes);
     for (auto [key, us] :
-         {std::pair{"per_layer_us", e->per_layer_us}, std::pair{"per_step_us", e->per_step_us}}) {
+         {std::pair{"per_layer_us", e->per_layer_us}, std::pair{"per_step_us", e->per_step_us},
+          std::pair{"masked_per_layer_us", e->masked_per_layer_us},
+          std::pair{"masked_per_step_us", e->masked_per_step_us}}) {
       json.Key(key);
       if (us) {
         json.Value(*us);

@@ -25,6 +25,9 @@ struct DpExchange {
   int64_t combine_bytes = 0;           // reduce-scattered hidden states
   std::optional<double> per_layer_us;  // dispatch + combine, with --hardware
   std::optional<double> per_step_us;   // all MoE layers
+  // A rank's row stages for other ranks' experts (perf/expert_mask_cost.h), a layer.
+  double masked_bytes = 0;
+  std::optional<double> masked_per_layer_us, masked_per_step_us;  // with --hardware
 };
 
 struct DpReport {

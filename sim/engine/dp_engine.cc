@@ -48,12 +48,14 @@ void DpRankChooser::Load(CheckpointReader& r) {
 }
 
 DpEngine::DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
-                   CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens)
+                   CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens,
+                   ExpertMaskCost mask)
     : ranks_(std::move(ranks)),
       cost_(cost),
       dp_group_(std::move(dp_group)),
       hidden_(hidden),
       capture_tokens_(capture_tokens),
+      mask_(mask),
       chooser_(static_cast<int>(ranks_.size())) {
   FLEETSIM_CHECK(ranks_.size() >= 2, "a data-parallel engine has two ranks or more");
   loads_before_step_ = Loads();
@@ -186,9 +188,10 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
                  cost_.CostOutsideMoe(shapes[r] ? *shapes[r] : BatchShape(), run).total_ns);
     t.gathered_tokens += run;
   }
-  t.moe_ns = std::llround(
-      cost_.ExpertShardMoeUs(static_cast<double>(t.gathered_tokens), static_cast<int>(ranks)) *
-      1000.0);
+  const auto gathered = static_cast<double>(t.gathered_tokens);
+  t.masked_ns = std::llround(cost_.moe_layers() * mask_.LayerUs(gathered) * 1000.0);
+  t.moe_ns = std::llround(cost_.ExpertShardMoeUs(gathered, static_cast<int>(ranks)) * 1000.0) +
+             t.masked_ns;
   t.exchange_ns = std::llround(
       cost_.moe_layers() *
       dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_experts()) * 1000.0);
@@ -271,11 +274,11 @@ std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
 // tests/engine/dp_engine_test.cc catches a field that padding hides.
 static_assert(sizeof(DpRankChooser) == 40,
               "DpRankChooser changed: save the new field in DpRankChooser::Save/Load");
-static_assert(sizeof(DpEngine) == 480,
+static_assert(sizeof(DpEngine) == 496,
               "DpEngine changed: save the new field in DpEngine::Save/Load");
 
 void DpEngine::Save(CheckpointWriter& w) const {
-  // cost_, dp_group_, hidden_ and capture_tokens_ are configuration, rebuilt
+  // cost_, dp_group_, hidden_, capture_tokens_ and mask_ are configuration, rebuilt
   // from the cluster config; on_step_ and on_rank_step_ are the caller's.
   w.U64(ranks_.size());
   for (const auto& rank : ranks_)

@@ -34,7 +34,9 @@
 //   runs its experts / (DP x TP) experts on all of them, combine reduce-scatters; the
 //   collective makes every layer wait for the slowest rank.
 // - a step's time: the slowest rank's step without its MoE blocks + the MoE blocks of one
-//   expert shard on the gathered tokens + the dispatch/combine of every MoE layer.
+//   expert shard on the gathered tokens (its own experts' work from the table, and the row
+//   stages it runs for the tokens routed elsewhere, perf/expert_mask_cost.h) + the
+//   dispatch/combine of every MoE layer.
 // - the front end's choice of rank (v1/engine/core_client.py DPLBAsyncMPClient
 //   .get_core_engine_for_request): the lowest waiting x 4 + running over counts the DP
 //   coordinator publishes at most every 100 ms (v1/engine/coordinator.py,
@@ -54,6 +56,7 @@
 #include "core/sim_time.h"
 #include "engine/instance.h"
 #include "perf/collective.h"
+#include "perf/expert_mask_cost.h"
 #include "perf/step_cost.h"
 
 namespace fleetsim {
@@ -93,6 +96,7 @@ struct DpStepTiming {
   SimTime slowest_rank_ns = 0;  // the longest rank step without its MoE blocks
   int64_t gathered_tokens = 0;  // what each MoE dispatch all-gathers
   SimTime moe_ns = 0;           // one expert shard's MoE blocks on them, all layers
+  SimTime masked_ns = 0;        // of which the rows of other ranks' experts
   SimTime exchange_ns = 0;      // dispatch + combine, all MoE layers
   SimTime total_ns = 0;
 };
@@ -113,7 +117,8 @@ class DpEngine {
   // `hidden`: the model's hidden size; `capture_tokens`: max_cudagraph_capture_size (0
   // when CUDA graphs are off: no padding).
   DpEngine(std::vector<std::unique_ptr<Instance>> ranks, const StepCostModel& cost,
-           CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens);
+           CollectiveModel dp_group, int64_t hidden, int64_t capture_tokens,
+           ExpertMaskCost mask = {});
 
   // Hands the request over at `arrival` (taken in (arrival, id) order whatever order the
   // calls come in, not before a request already given a rank): RunUntil gives it to a
@@ -179,6 +184,7 @@ class DpEngine {
   CollectiveModel dp_group_;
   int64_t hidden_;
   int64_t capture_tokens_;
+  ExpertMaskCost mask_;
   DpRankChooser chooser_;
   // Requests handed over and not yet given a rank, by (arrival, id).
   std::deque<std::pair<SimTime, std::unique_ptr<Request>>> arrivals_;

@@ -67,7 +67,8 @@ std::unique_ptr<DpEngine> MakeDpEngine(const EngineSetup& setup, int dp,
     ranks.push_back(setup.MakeInstance());
   return std::make_unique<DpEngine>(std::move(ranks), *setup.cost,
                                     CollectiveModel(hardware, dp, setup.card.dtype),
-                                    setup.card.hidden_size, capture_tokens);
+                                    setup.card.hidden_size, capture_tokens,
+                                    ExpertMaskCost(setup.card, hardware, setup.engine.tp, dp));
 }
 
 }  // namespace fleetsim

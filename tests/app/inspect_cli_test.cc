@@ -38,7 +38,8 @@ TEST(InspectCli, HybridWithPrefixCachingReportsTheOverriddenBlockAndStateBlocks)
 // Qwen3-30B-A3B under DP 2 x EP on RTX PRO 6000: 128 experts / 2 GPUs; 48 layers x 64
 // experts x 3 x 768 x 2048 x 2 B = 28,991,029,248 B (27.0 GiB) of experts per GPU; 128
 // decodes per rank gather 256 tokens: dispatch 256 x (2048 + 128 router logits) x 2 =
-// 1,114,112 B, combine 256 x 4096 = 1,048,576 B.
+// 1,114,112 B, combine 256 x 4096 = 1,048,576 B; the row stages for the other GPU's
+// experts 256 x 65,664 B = 16,809,984 B a layer (perf/expert_mask_cost.h).
 TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   const std::string base =
       "inspect --model qwen3-30b-a3b --hardware RTX-PRO-6000 --max-num-seqs 128 "
@@ -56,6 +57,10 @@ TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   EXPECT_EQ(doc["data_parallel"]["exchange"][0]["dispatch_bytes"].as<int64_t>(), 1'114'112);
   EXPECT_EQ(doc["data_parallel"]["exchange"][0]["combine_bytes"].as<int64_t>(), 1'048'576);
   EXPECT_GT(doc["data_parallel"]["exchange"][0]["per_step_us"].as<double>(), 0);
+  EXPECT_EQ(doc["data_parallel"]["exchange"][0]["masked_row_bytes"].as<int64_t>(), 16'809'984);
+  EXPECT_NEAR(doc["data_parallel"]["exchange"][0]["masked_per_step_us"].as<double>(),
+              48 * 16'809'984 / (1.597e12 * 0.977) * 1e6, 1e-6);
+  EXPECT_TRUE(Contains(r.out, "max_num_seqs decodes: 16.8 MB a layer, 10.8 us a layer")) << r.out;
   // Half the experts leave each GPU: its KV budget grows by exactly their bytes.
   const auto one = RunFleetsim(base + "--json");
   ASSERT_EQ(one.exit_code, 0) << one.err;

@@ -82,6 +82,10 @@ class DpEngineTest : public ::testing::Test {
     const double activated = 128.0 / dp * (1 - std::pow(1 - 8.0 / 128, gathered));
     return 48 * MoeTableUs(gathered / dp, activated);
   }
+  // The rows of other ranks' experts (perf/expert_mask_cost.h), all 48 layers.
+  double MaskedUs(double gathered) const {
+    return 48 * ExpertMaskCost(setup_.card, hardware_, 1, 2).LayerUs(gathered);
+  }
   std::unique_ptr<DpEngine> Engine(int64_t capture = 256) {
     return MakeDpEngine(setup_, 2, hardware_, capture);
   }
@@ -130,7 +134,9 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   EXPECT_EQ(idle.slowest_rank_ns, setup_.cost->CostOutsideMoe(decodes, 4).total_ns);
   EXPECT_GT(setup_.cost->CostOutsideMoe(decodes, 4).total_ns,
             setup_.cost->CostOutsideMoe(decodes, 3).total_ns);
-  EXPECT_EQ(idle.moe_ns, std::llround(ShardUs(8, 2) * 1000));
+  EXPECT_EQ(idle.masked_ns, std::llround(MaskedUs(8) * 1000));
+  EXPECT_GT(idle.masked_ns, 0);
+  EXPECT_EQ(idle.moe_ns, std::llround(ShardUs(8, 2) * 1000) + idle.masked_ns);
   const CollectiveModel group(hardware_, 2, Dtype::kBfloat16);
   // The dispatch carries the router logits, one per expert (128).
   EXPECT_EQ(idle.exchange_ns,
@@ -145,7 +151,7 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   EXPECT_EQ(both.slowest_rank_ns, std::max(setup_.cost->CostOutsideMoe(decodes, 200).total_ns,
                                            setup_.cost->CostOutsideMoe(prefill, 200).total_ns));
   EXPECT_EQ(both.gathered_tokens, 400);
-  EXPECT_EQ(both.moe_ns, std::llround(ShardUs(400, 2) * 1000));
+  EXPECT_EQ(both.moe_ns, std::llround(ShardUs(400, 2) * 1000) + std::llround(MaskedUs(400) * 1000));
 
   // 37 and 5 tokens: capture sizes 40 and 8, both run 40.
   BatchShape five, thirty_seven;
@@ -168,7 +174,7 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   const DpStepTiming dummies = engine->Time({std::nullopt, std::nullopt});
   EXPECT_EQ(dummies.gathered_tokens, 2);
   EXPECT_EQ(dummies.slowest_rank_ns, setup_.cost->CostOutsideMoe(dummy, 1).total_ns);
-  EXPECT_EQ(dummies.moe_ns, std::llround(ShardUs(2, 2) * 1000));
+  EXPECT_EQ(dummies.moe_ns, std::llround(ShardUs(2, 2) * 1000) + std::llround(MaskedUs(2) * 1000));
 }
 
 TEST_F(DpEngineTest, RanksStepTogether) {
