@@ -121,8 +121,12 @@ pid_t DeadPid() {
 int RunSuite(int argc, char** argv, std::filesystem::path& session_base) {
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) {
     const std::filesystem::path temp = std::filesystem::temp_directory_path();
-    g_orphan = temp / ("fleetsim-mpi-" + std::to_string(DeadPid()) + "-test");
-    g_live = temp / ("fleetsim-mpi-" + std::to_string(::getppid()) + "-test");
+    // Named after a dead process and a live one (ctest, our parent), each ending in our
+    // own pid: the singleton variants run side by side under one ctest, and one's cleanup
+    // must not take the other's live directory.
+    const std::string mine = "-test" + std::to_string(::getpid());
+    g_orphan = temp / ("fleetsim-mpi-" + std::to_string(DeadPid()) + mine);
+    g_live = temp / ("fleetsim-mpi-" + std::to_string(::getppid()) + mine);
     std::filesystem::create_directories(g_orphan / "ompi.host.0" / "jf.0");
     std::filesystem::create_directories(g_live);
   }
