@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-13";
+constexpr const char* kGeneratorVersion = "analytic-14";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.

@@ -109,8 +109,11 @@ class KernelRoofline {
   double AttentionMixedUs(double chunk, double history, double decodes, double kv, double q_heads,
                           double kv_heads, double head_dim, double kv_longest = 0) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
+  // Under expert parallelism `top_k` counts this GPU's pairs a token and `masked_top_k` the
+  // pairs routed to other GPUs' experts, whose rows the kernels still write and read.
   double MoeUs(double tokens, double hidden, double inter, double top_k, double activated,
-               double shared_inter, const WeightFormat* weights = nullptr) const;
+               double shared_inter, const WeightFormat* weights = nullptr,
+               double masked_top_k = 0) const;
 
   // GDN, heads per rank: `tokens` tokens of `sequences` prompts through the short causal
   // convolution over `conv_dim` channels (2 Hk Dk + Hv Dv) with a `kernel`-wide filter.

@@ -1,4 +1,5 @@
-// The row stages an expert-parallel rank runs for other ranks' experts
+// The fused MoE's per-pair rows: those the analytic kernel streams (KernelRoofline::MoeUs)
+// and those an expert-parallel rank runs for other ranks' experts
 // (perf/expert_mask_cost.h), worked by hand for Qwen3-30B-A3B (hidden 2048, 128 experts of
 // intermediate 768, top-8, bf16) on the RTX PRO 6000 Server Edition (1,597 GB/s x 0.977).
 #include "perf/expert_mask_cost.h"
@@ -8,6 +9,7 @@
 #include "core/project_paths.h"
 #include "model/hardware.h"
 #include "model/model_catalog.h"
+#include "perf/analytic_kernels.h"
 
 namespace fleetsim {
 namespace {
@@ -54,6 +56,26 @@ TEST_F(ExpertMaskCostTest, ACardWithoutAMeasuredStreamingRateUsesTheFittedOne) {
   EXPECT_NEAR(ExpertMaskCost(qwen_, h100, 1, 2).StreamBytesPerSecond() /
                   h100.memory_bandwidth_bytes_per_s.value,
               0.7966, 1e-4);
+}
+
+// Memory-bound shapes (16 tokens, all 128 experts' weights): a token-expert pair's rows
+// cost (6 x inter + 2 x hidden) x 2 B at the streaming rate -- the first GEMM's 2 x inter
+// written, the activation's 2 x inter read and inter written, the second GEMM's inter read
+// and hidden written, moe_sum's hidden read.
+TEST_F(ExpertMaskCostTest, TheAnalyticMoeStreamsEveryPairsRows) {
+  const KernelRoofline roofline(pro6000_, Dtype::kBfloat16);
+  const double stream = 1.597e12 * 0.977;
+  const auto moe = [&](double top_k, double masked) {
+    return roofline.MoeUs(16, 2048, 768, top_k, 128, 0, nullptr, masked);
+  };
+  EXPECT_NEAR(moe(8, 0) - moe(4, 0), 16 * 4 * (6 * 768 + 2 * 2048) * 2 / stream * 1e6, 1e-9);
+  // A pair routed to another GPU's expert: zeros in both caches (2 x inter + hidden), then
+  // the activation and moe_sum as for any row (3 x inter + hidden), no weights, no math.
+  EXPECT_NEAR(moe(4, 4) - moe(4, 0), 16 * 4 * (5 * 768 + 2 * 2048) * 2 / stream * 1e6, 1e-9);
+  // The same bytes an EP rank's mask cost charges a masked row: at DP 2, a gathered token's
+  // other half of top-8 rows, besides its logits read and output written.
+  EXPECT_DOUBLE_EQ(ExpertMaskCost::BytesPerGatheredToken(qwen_, 1, 2),
+                   (4 * (5 * 768 + 2 * 2048) + 0.5 * (2048 + 128)) * 2);
 }
 
 }  // namespace

@@ -33,12 +33,14 @@ double KernelPredictor::Us(const MeasuredKernel& k) const {
                                          D(a.head_dim));
     case KernelClass::kMoe: {
       // This GPU's shard: inter / tp wide, experts / ep of the experts, and (balanced
-      // routing) tokens x top_k / ep of the token-expert pairs.
+      // routing) tokens x top_k / ep of the token-expert pairs; the others' pairs are
+      // masked (vLLM's expert_map), their rows still written and read.
       const MoeKernelShape& m = k.moe;
       const double pairs = D(m.tokens) * D(m.top_k) / D(m.ep);
       const double activated = std::min(D(m.experts) / D(m.ep), std::ceil(pairs));
       return roofline_.MoeUs(D(m.tokens), D(m.hidden), D(m.inter) / D(m.tp), pairs / D(m.tokens),
-                             std::max(1.0, activated), 0);
+                             std::max(1.0, activated), 0, nullptr,
+                             D(m.top_k) - pairs / D(m.tokens));
     }
     case KernelClass::kGdnConvPrefill:
       return roofline_.GdnConvPrefillUs(D(g.batch), D(g.batch * g.seq_len), D(g.ConvDim()),
