@@ -248,41 +248,67 @@ TEST(ValidateCli, AQueuedTsPastTheLargestSimulatedTimeIsALocatedError) {
   EXPECT_NE(r.err.find("must be at most 1e9 s"), std::string::npos) << r.err;
 }
 
-// --requests-csv writes one row per request, in the run's order, whose columns give the
-// summary's figures; an unwritable path is refused naming the option.
-TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
-  FLEETSIM_REQUIRE_SHARED_DATA();
-  const auto data = testing::SharedDataDir();
-  const std::string args =
-      "validate vllm-bench " +
-      (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B").string() + " --bundle " +
-      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
-      " --model llama-3.1-8b --hardware RTX-PRO-6000 --json";
-  const std::filesystem::path csv =
-      std::filesystem::temp_directory_path() / ("fleetsim-requests-" + std::to_string(::getpid()));
-  const auto r = RunFleetsim(args + " --requests-csv " + csv.string());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const YAML::Node doc = YAML::Load(r.out);
-  std::ifstream in(csv);
-  std::string header, line;
-  ASSERT_TRUE(std::getline(in, header));
-  EXPECT_EQ(header,
-            "request,arrival_s,input_tokens,output_tokens,dp_rank,ttft_sim_s,ttft_measured_s,"
-            "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s");
-  int rows = 0;
-  double ttft_sim = 0, e2e_measured = 0;
-  while (std::getline(in, line)) {
+// A CSV file's lines split at commas, the header first.
+std::vector<std::vector<std::string>> CsvRows(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
     std::vector<std::string> cells;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');)
       cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 11u) << line;
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+const char* const kPro6000LlamaRun = "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B";
+
+// `validate vllm-bench` of the RTX PRO 6000 Llama run on its measured bundle, --json.
+std::string Pro6000LlamaValidate() {
+  const auto data = testing::SharedDataDir();
+  return "validate vllm-bench " + (data / kPro6000LlamaRun).string() + " --bundle " +
+         (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+         " --model llama-3.1-8b --hardware RTX-PRO-6000 --json";
+}
+
+// The PRO 6000 Llama run's summary (--json) and the rows it writes with `option` (a CSV
+// option) into a temporary file, removed again.
+struct SummaryAndCsv {
+  YAML::Node summary;
+  std::vector<std::vector<std::string>> rows;
+};
+SummaryAndCsv Pro6000LlamaWriting(const std::string& option) {
+  const std::filesystem::path csv = std::filesystem::temp_directory_path() /
+                                    ("fleetsim" + option + "-" + std::to_string(::getpid()));
+  const auto r = RunFleetsim(Pro6000LlamaValidate() + " " + option + " " + csv.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  SummaryAndCsv out{r.exit_code == 0 ? YAML::Load(r.out) : YAML::Node(), CsvRows(csv)};
+  std::filesystem::remove(csv);
+  return out;
+}
+
+// --requests-csv writes one row per request, in the run's order, whose columns give the
+// summary's figures; an unwritable path is refused naming the option.
+TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const std::string args = Pro6000LlamaValidate();
+  const auto [doc, written] = Pro6000LlamaWriting("--requests-csv");
+  ASSERT_FALSE(written.empty());
+  EXPECT_EQ(written[0],
+            (std::vector<std::string>{"request", "arrival_s", "input_tokens", "output_tokens",
+                                      "dp_rank", "ttft_sim_s", "ttft_measured_s", "tpot_sim_s",
+                                      "tpot_measured_s", "e2e_sim_s", "e2e_measured_s"}));
+  int rows = 0;
+  double ttft_sim = 0, e2e_measured = 0;
+  for (std::size_t i = 1; i < written.size(); ++i) {
+    const std::vector<std::string>& cells = written[i];
+    ASSERT_EQ(cells.size(), 11u) << i;
     EXPECT_EQ(cells[0], "bench-" + std::to_string(rows));  // the run's order
     ttft_sim += std::stod(cells[5]);
     e2e_measured += std::stod(cells[10]);
     ++rows;
   }
-  std::filesystem::remove(csv);
   EXPECT_EQ(rows, 300);
   EXPECT_NEAR(ttft_sim / rows, doc["ttft"]["mean"]["simulated_s"].as<double>(), 1e-5);
   EXPECT_NEAR(e2e_measured / rows, doc["e2e"]["mean"]["measured_s"].as<double>(), 1e-5);
@@ -299,31 +325,10 @@ TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
 TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
-  const auto run = data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Llama-3.1-8B";
-  const std::string args =
-      "validate vllm-bench " + run.string() + " --bundle " +
-      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
-      " --model llama-3.1-8b --hardware RTX-PRO-6000 --json";
-  const std::filesystem::path csv =
-      std::filesystem::temp_directory_path() / ("fleetsim-series-" + std::to_string(::getpid()));
-  const auto r = RunFleetsim(args + " --series-csv " + csv.string());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const YAML::Node doc = YAML::Load(r.out);
-  const auto read_rows = [](const std::filesystem::path& file) {
-    std::ifstream in(file);
-    std::vector<std::vector<std::string>> rows;
-    for (std::string line; std::getline(in, line);) {
-      std::vector<std::string> cells;
-      std::stringstream fields(line);
-      for (std::string cell; std::getline(fields, cell, ',');)
-        cells.push_back(cell);
-      rows.push_back(cells);
-    }
-    return rows;
-  };
-  const auto written = read_rows(csv);
-  const auto measured = read_rows(run / "timeseries.csv");  // t,prompt,gen,running,waiting,kv
-  std::filesystem::remove(csv);
+  const auto run = data / kPro6000LlamaRun;
+  const std::string args = Pro6000LlamaValidate();
+  const auto [doc, written] = Pro6000LlamaWriting("--series-csv");
+  const auto measured = CsvRows(run / "timeseries.csv");  // t,prompt,gen,running,waiting,kv
   ASSERT_FALSE(written.empty());
   EXPECT_EQ(written[0],
             (std::vector<std::string>{"t_s", "running_sim", "running_measured", "waiting_sim",
@@ -370,8 +375,10 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
       "validate vllm-bench " + bare.string() + " --bundle " +
       (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
       " --model llama-3.1-8b --hardware RTX-PRO-6000";
+  const std::filesystem::path csv = bare / "series.csv";
   const auto plain = RunFleetsim(bare_args);
   const auto refused = RunFleetsim(bare_args + " --series-csv " + csv.string());
+  const bool refused_wrote = std::filesystem::exists(csv);
   std::filesystem::remove_all(bare);
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_NE(plain.out.find("series: the run has no timeseries.csv"), std::string::npos)
@@ -379,7 +386,7 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--series-csv"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("no timeseries.csv"), std::string::npos) << refused.err;
-  EXPECT_FALSE(std::filesystem::exists(csv));
+  EXPECT_FALSE(refused_wrote);
 }
 
 // The Llama runs on fleetsim's analytic bundles (analytic-12): issue 17's analytic targets
