@@ -387,6 +387,24 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   EXPECT_NE(refused.err.find("--series-csv"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("no timeseries.csv"), std::string::npos) << refused.err;
   EXPECT_FALSE(refused_wrote);
+
+  // A tick length the series cannot be read with is an error at meta.json's setting.
+  const auto zero_tick = CopyRunWithMeta(run, "zero-tick", [](std::string& meta) {
+    const std::string one = "\"tick_seconds\": 1.0";
+    const std::size_t at = meta.find(one);
+    if (at == std::string::npos) return false;
+    meta.replace(at, one.size(), "\"tick_seconds\": 0");
+    return true;
+  });
+  const auto no_tick = RunFleetsim(
+      "validate vllm-bench " + zero_tick.string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b --hardware RTX-PRO-6000");
+  std::filesystem::remove_all(zero_tick);
+  EXPECT_EQ(no_tick.exit_code, 2);
+  EXPECT_NE(no_tick.err.find("meta.json"), std::string::npos) << no_tick.err;
+  EXPECT_NE(no_tick.err.find("tick_seconds"), std::string::npos) << no_tick.err;
+  EXPECT_NE(no_tick.err.find("between 0.001 and 1e9 s"), std::string::npos) << no_tick.err;
 }
 
 // The Llama runs on fleetsim's analytic bundles (analytic-12): issue 17's analytic targets
