@@ -285,18 +285,16 @@ double KernelRoofline::MoeUs(double tokens, double hidden, double inter, double 
   const double efficiency =
       c_.gemm_efficiency * rows_per_expert / (rows_per_expert + c_.gemm_half_m);
   const double compute = flops / (peak_flops_ * efficiency);
-  // The rows vLLM's fused MoE writes and reads for every token-expert pair (fused_moe.py's
-  // intermediate caches). In the GEMMs: the first writes 2 x inter, the second reads the
-  // inter-wide activation and writes hidden; for another GPU's pair both write zeros
-  // (write_zeros_to_output) and read nothing. After them, kernels of their own: the
-  // activation reads 2 x inter and writes inter, and moe_sum reads the hidden-wide row,
-  // for every pair. A shared expert's intermediates, per token, alike.
+  // Every pair's rows (FusedMoeRowOutputs, FusedMoeRowKernels): the GEMMs' outputs, and a
+  // local pair's activation read, in the GEMMs' memory term; the activation and moe_sum
+  // kernels after them. A shared expert's intermediates, per token, alike.
   const double pairs = tokens * top_k;
   const double masked = tokens * masked_top_k;
-  const double gemm_rows =
-      (3 * inter + hidden) * pairs + (2 * inter + hidden) * masked + 3 * shared_inter * tokens;
-  const double kernel_rows = (3 * inter + hidden) * (pairs + masked) + 3 * shared_inter * tokens;
-  const double stream = bandwidth_ * c_.memory_efficiency;
+  const double gemm_rows = (FusedMoeRowOutputs(inter, hidden) + inter) * pairs +
+                           FusedMoeRowOutputs(inter, hidden) * masked + 3 * shared_inter * tokens;
+  const double kernel_rows =
+      FusedMoeRowKernels(inter, hidden) * (pairs + masked) + 3 * shared_inter * tokens;
+  const double stream = StreamBytesPerSecond();
   const double memory = (weights + (4 * tokens * hidden + gemm_rows) * act_bytes_) / stream;
   return (std::max(compute, memory) + kernel_rows * act_bytes_ / stream + 4 * c_.launch_s) * 1e6;
 }

@@ -80,6 +80,19 @@ inline constexpr double kGdnDecodeTileRows = 8;
 
 // Kernels by explicit shape, for one GPU: what the card-level model below is built on,
 // and what calibration and comparison against measured kernel tables evaluate.
+// What vLLM's fused MoE moves per token-expert pair row, in elements (fused_moe.py's
+// intermediate caches). Every row, its expert on this GPU or not, passes the GEMMs'
+// outputs (the first writes 2 x inter, the second hidden; zeros for another GPU's expert,
+// write_zeros_to_output) and the kernels after them (the activation reads 2 x inter and
+// writes inter, moe_sum reads hidden). A row of this GPU's expert also has the second GEMM
+// read its inter-wide activation.
+inline double FusedMoeRowOutputs(double inter, double hidden) {
+  return 2 * inter + hidden;
+}
+inline double FusedMoeRowKernels(double inter, double hidden) {
+  return 3 * inter + hidden;
+}
+
 class KernelRoofline {
  public:
   // With the GPU's default attention plan for a typical GQA model (DefaultAttentionPlan).
@@ -91,6 +104,9 @@ class KernelRoofline {
   // `weights`: the stored format (nullptr: the activation dtype).
   double GemmUs(double m, double n, double k, const WeightFormat* weights = nullptr) const;
   double ElementwiseUs(double bytes) const;
+  // The rate a streaming kernel reads or writes memory at: the card's measured fraction of
+  // nominal where the catalog has one, else the fitted memory_efficiency.
+  double StreamBytesPerSecond() const { return bandwidth_ * c_.memory_efficiency; }
   // `batch` causal prefills of `chunk` tokens over `history` cached tokens each.
   double AttentionPrefillUs(double batch, double chunk, double history, double q_heads,
                             double kv_heads, double head_dim) const;

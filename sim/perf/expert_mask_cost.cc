@@ -12,8 +12,12 @@ double ExpertMaskCost::BytesPerGatheredToken(const ModelCard& card, int tp, int 
   const double top_k = card.moe->experts_per_token;
   const double experts = card.moe->num_experts;
   const double ranks = dp;
-  const double rows = top_k * (5 * inter + 2 * hidden) -
-                      top_k / ranks * (5 * inter / static_cast<double>(tp) + 2 * hidden);
+  // Every gathered pair's rows through the stages each row passes, less the table's own
+  // rows (1/TP-wide experts) through the same (a local row's activation read is in both).
+  const auto row = [&](double width) {
+    return FusedMoeRowOutputs(width, hidden) + FusedMoeRowKernels(width, hidden);
+  };
+  const double rows = top_k * row(inter) - top_k / ranks * row(inter / static_cast<double>(tp));
   const double tokens = (1 - 1 / ranks) * (hidden + experts);
   return (rows + tokens) * act;
 }
@@ -21,12 +25,8 @@ double ExpertMaskCost::BytesPerGatheredToken(const ModelCard& card, int tp, int 
 ExpertMaskCost::ExpertMaskCost(const ModelCard& card, const HardwareSpec& hardware, int tp, int dp)
     : bytes_per_token_(BytesPerGatheredToken(card, tp, dp)) {
   if (bytes_per_token_ <= 0) return;
-  // The rate streaming kernels reach: the card's measured one where the catalog has it,
-  // else the analytic model's fitted fraction of nominal (perf/analytic_kernels.h).
-  const double efficiency = hardware.memory_stream_efficiency
-                                ? hardware.memory_stream_efficiency->value
-                                : AnalyticConstants{}.memory_efficiency;
-  stream_bytes_per_s_ = hardware.memory_bandwidth_bytes_per_s.value * efficiency;
+  // At the analytic model's streaming rate for this card.
+  stream_bytes_per_s_ = KernelRoofline(hardware, card.dtype).StreamBytesPerSecond();
 }
 
 double ExpertMaskCost::LayerUs(double gathered_tokens) const {

@@ -17,9 +17,9 @@
 //           - (gathered / DP) x top-k x (5 x intermediate / TP + 2 x hidden) x bytes
 //   tokens: gathered x (1 - 1 / DP) x (hidden + experts) x activation bytes
 //
-// (the first intermediate cache is 2 x intermediate wide, the activation reads it and
-// writes intermediate, the second cache and moe_sum are hidden wide; the table is the
-// engine's TP-tp one, whose experts are 1/TP wide).
+// (a row's outputs and kernels as perf/analytic_kernels.h counts them, FusedMoeRowOutputs
+// + FusedMoeRowKernels; the table is the engine's TP-tp one, whose experts are 1/TP wide),
+// at the analytic model's streaming rate for the card (KernelRoofline::StreamBytesPerSecond).
 #pragma once
 
 #include "model/hardware.h"
