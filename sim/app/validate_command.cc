@@ -10,7 +10,6 @@
 #include "app/validate_series.h"
 #include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
-#include "core/csv_reader.h"
 #include "core/json_writer.h"
 #include "core/project_paths.h"
 #include "core/stats.h"
@@ -139,8 +138,8 @@ double Signed(double simulated, double measured) {
 }
 
 void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,
-            const std::optional<SeriesComparison>& series, double tick_s, int64_t requests,
-            int64_t num_blocks, int64_t out_of_grid) {
+            const std::optional<SeriesComparison>& series, int64_t requests, int64_t num_blocks,
+            int64_t out_of_grid) {
   const std::pair<const char*, const std::vector<double>*> metrics[] = {
       {"ttft", &sim.ttft}, {"tpot", &sim.tpot}, {"e2e", &sim.e2e}};
   const std::vector<double>* measured[] = {&real.ttft, &real.tpot, &real.e2e};
@@ -174,7 +173,7 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
     json.BeginObject();
     json.Field("points", series ? static_cast<int64_t>(series->rows.size()) : 0);
     if (series) {
-      json.Field("tick_s", tick_s);
+      json.Field("tick_s", series->tick_s);
       json.Field("origin_lead_s", series->origin.lead_s);
       json.Field("origin_from_prompt_column", series->origin.from_prompt_column);
       json.Field("prompt_mismatch", series->origin.prompt_mismatch);
@@ -212,7 +211,7 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
   } else {
     std::printf(
         "running: mean abs error %.2f requests (measured mean %.2f) over %zu ticks of %g s\n",
-        series->running.mae, series->running.measured_mean, series->rows.size(), tick_s);
+        series->running.mae, series->running.measured_mean, series->rows.size(), series->tick_s);
     std::printf("waiting: mean abs error %.2f requests (measured mean %.2f)\n", series->waiting.mae,
                 series->waiting.measured_mean);
     for (auto [name, error] :
@@ -381,8 +380,7 @@ void Validate(const ValidateOptions& options) {
         CompareSeries(*ticks, tick_s, FindSeriesOrigin(*ticks, tick_s, first_tokens), series);
     if (options.series_csv) WriteSeriesCsv(*options.series_csv, "--series-csv", *compared);
   }
-  Report(options, sim, real, compared, tick_s, count, setup.num_blocks,
-         setup.cost->OutOfGridLookups());
+  Report(options, sim, real, compared, count, setup.num_blocks, setup.cost->OutOfGridLookups());
   if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 

@@ -49,6 +49,7 @@ class ErrorSum {
 SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double tick_s,
                                const SeriesOrigin& origin, const SimulatedSeries& sim) {
   SeriesComparison out;
+  out.tick_s = tick_s;
   out.origin = origin;
   const auto outputs = PerTick(sim.outputs, tick_s, origin.lead_s);
   const auto prompts = PerTick(sim.prompts, tick_s, origin.lead_s);

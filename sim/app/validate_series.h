@@ -46,6 +46,7 @@ struct SeriesError {
 };
 
 struct SeriesComparison {
+  double tick_s = 1;
   SeriesOrigin origin;
   std::vector<SeriesRow> rows;
   SeriesError running, waiting;
