@@ -3,7 +3,8 @@
 # before/after ratios of bench/RESULTS.md (wall times on a shared VM move by a third
 # between runs; alternating puts both binaries under the same conditions).
 #   BASE=/old/build/sim/fleetsim [BASE_HOME=/old/checkout] bench/compare.sh CASE [ROUNDS]
-# CASE: vidur (fleet_vidur_like), 1m (fleet_1024 x traffic_1m), hybrid (fleet_hybrid_64).
+# CASE: vidur (fleet_vidur_like), 1m (fleet_1024 x traffic_1m), hybrid (fleet_hybrid_64),
+# moe-dp (fleet_moe_dp x traffic_moe_300k: every step a DP x EP lock-step).
 # BASE_HOME is the base binary's FLEETSIM_HOME (its own model and hardware catalog: a
 # binary may refuse a newer checkout's cards). One process, --threads 1,
 # --no-request-rows; prints a row per run: user and wall seconds, requests per wall
@@ -18,8 +19,9 @@ case ${1:-} in
   vidur) cluster=bench/fleet_vidur_like.yaml workload=bench/traffic_vidur_like.yaml ;;
   1m) cluster=bench/fleet_1024.yaml workload=bench/traffic_1m.yaml ;;
   hybrid) cluster=bench/fleet_hybrid_64.yaml workload=bench/traffic_hybrid_sessions.yaml ;;
+  moe-dp) cluster=bench/fleet_moe_dp.yaml workload=bench/traffic_moe_300k.yaml ;;
   *)
-    echo "usage: BASE=bin [BASE_HOME=dir] bench/compare.sh vidur|1m|hybrid [rounds]" >&2
+    echo "usage: BASE=bin [BASE_HOME=dir] bench/compare.sh vidur|1m|hybrid|moe-dp [rounds]" >&2
     exit 2
     ;;
 esac
