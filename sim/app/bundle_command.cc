@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "app/calibrate_empty_tiles.h"
 #include "bundles/analytic_bundle.h"
 #include "bundles/kernel_db_bundle.h"
 #include "core/format.h"
@@ -457,6 +458,7 @@ void AddBundleCommand(CLI::App& app) {
       ->capture_default_str();
   cal->add_flag("--json", calibrate->json, "Machine-readable output");
   cal->callback([calibrate]() { RunCalibration(*calibrate); });
+  AddCalibrateEmptyTilesCommand(*bundle);
 
   auto kernels = std::make_shared<CompareKernelsOptions>();
   CLI::App* ck = bundle->add_subcommand("compare-kernels",

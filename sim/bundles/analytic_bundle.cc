@@ -40,7 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever the kernel model or the grids change, so cached bundles are rebuilt.
-constexpr const char* kGeneratorVersion = "analytic-14";
+constexpr const char* kGeneratorVersion = "analytic-15";
 
 // From `from` to `to`: the powers of two between them and, with `half_steps`, the points
 // halfway (1, 2, 3, 4, 6, 8, 12, 16, ...), about two per octave.
@@ -284,7 +284,9 @@ void WriteAnalyticBundle(const ModelCard& card, const HardwareSpec& hardware,
                    {"tool", "fleetsim"},
                    {"generator", kGeneratorVersion},
                    {"model", "roofline+occupancy"},
-                   {"calibrated", "h100+h200 kernel tables"}};
+                   {"calibrated",
+                    "h100+h200 kernel tables; empty FA2 tile: RTX PRO 6000 Qwen3-32B "
+                    "attention table"}};
   WriteBundle(card, hardware, tps, dir, recipe, error, engine);
 }
 

@@ -139,7 +139,8 @@ void KernelRoofline::AddPrefillTiles(TileWork& work, double batch, double chunk,
 }
 
 // Tiles run in waves of one per SM: the makespan is the waves times the mean tile, or the
-// longest tile when it outlasts them. Streaming K and V bounds it from below. Unpacked, a
+// longest tile when it outlasts them; empty tiles take their turns on the SMs on top (they
+// do not shorten the mean of the real ones). Streaming K and V bounds it from below. Unpacked, a
 // KV group's query heads each read the group's K and V: the grid runs one head's tiles
 // (all sequences) before the next head's, so the heads of a group share what they read
 // in L2 only as far as they are resident together, SMs / (tiles per head) of them.
@@ -149,6 +150,7 @@ double KernelRoofline::CallUs(const TileWork& work, double q_heads, double kv_he
     const double waves = std::ceil(work.tiles / compute_units_);
     makespan = std::max(makespan, waves * work.seconds / work.tiles);
   }
+  makespan += work.empty_tiles * c_.attention_empty_tile_s / compute_units_;
   double kv_reads = 1;
   if (!packs_gqa_ && work.tiles > 0) {
     const double group = q_heads / kv_heads;
@@ -210,9 +212,12 @@ double KernelRoofline::AttentionMixedUs(double chunk, double history, double dec
            AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest) - launch_us;
   }
   // Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
+  // FA2's grid gives every sequence the chunk's ceil(chunk / rows) query blocks per head:
+  // the decode's others are empty tiles that return at once.
   TileWork work;
   AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
   AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
+  work.empty_tiles = decodes * q_heads * (std::ceil(chunk / query_tile_rows_) - 1);
   // The longest decode's tile walks its own context (decode skew).
   if (kv_longest > kv) {
     work.longest_s =

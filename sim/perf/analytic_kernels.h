@@ -53,6 +53,14 @@ struct AnalyticConstants {
   int64_t kv_split_tokens = 255;
   double attention_launch_s = 8.051266413557586e-06;
   double attention_tile_s = 3.2750891211063594e-06;
+  // An empty FlashAttention 2 tile on one SM: a decode's query blocks past its one token,
+  // launched because a chunk in the same call is longer (perf/kernel_db/empty_tile_fit.h).
+  // Not fitted by `bundle calibrate` (no H100/H200 table has a mixed call, and FA3 launches
+  // no such tiles) but on ONE measured FA2 table that no validated run uses, the RTX PRO
+  // 6000's Qwen3-32B at TP 1 (../shared/data/profiles/llmservingsim): `fleetsim bundle
+  // calibrate-empty-tiles <that bundle> --model qwen3-32b --hardware RTX-PRO-6000`. The
+  // other LLMServingSim tables are held out (docs/BUNDLES.md).
+  double attention_empty_tile_s = 3.5187301574476824e-07;
   // GDN (gated DeltaNet), fitted on the H200 GDN table alone (no other GPU has one):
   // fraction of peak bandwidth the prefill convolution (causal_conv1d_fn) streams, about
   // 0.5 -- the decode update and the fp32 state stream at memory_efficiency; fraction of
@@ -154,6 +162,7 @@ class KernelRoofline {
     double longest_s = 0;    // the longest tile
     double kv_bytes = 0;     // K and V, read once per KV head
     double other_bytes = 0;  // Q and O
+    double empty_tiles = 0;  // FA2's query blocks past their sequence's queries
   };
   void AddPrefillTiles(TileWork& work, double batch, double chunk, double history, double q_heads,
                        double kv_heads, double head_dim) const;

@@ -128,8 +128,9 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
             0.15 * doc["series"]["running_measured_mean"].as<double>());
 }
 
-// The same run on fleetsim's analytic bundle (analytic-14): issue 17's 8 % / 15 % targets
-// missed, so REGRESSION BOUNDS again, measured 2026-12-05 (docs/VALIDATION.md, within 1.5 points).
+// The same run on fleetsim's analytic bundle (analytic-15): issue 17's 8 % / 15 % targets
+// where it meets them (median TTFT, mean TPOT), REGRESSION BOUNDS where it misses, measured
+// 2026-12-05 (docs/VALIDATION.md, within 1.5 points).
 TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
@@ -152,11 +153,16 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
     const char* metric;
     const char* stat;
     double measured;
-  } bounds[] = {{"ttft", "mean", -0.393},   {"ttft", "median", -0.150}, {"tpot", "mean", -0.084},
-                {"tpot", "median", -0.092}, {"e2e", "mean", -0.094},    {"e2e", "median", -0.095}};
+  } bounds[] = {{"ttft", "mean", -0.345},   {"ttft", "median", -0.128}, {"tpot", "mean", -0.078},
+                {"tpot", "median", -0.084}, {"e2e", "mean", -0.087},    {"e2e", "median", -0.087}};
   for (const auto& b : bounds) {
-    EXPECT_NEAR(doc[b.metric][b.stat]["error"].as<double>(), b.measured, 0.015)
-        << b.metric << " " << b.stat;
+    const double error = doc[b.metric][b.stat]["error"].as<double>();
+    const double target = std::string(b.metric) == "ttft" ? 0.15 : 0.08;
+    if (std::abs(b.measured) <= target) {
+      EXPECT_LE(std::abs(error), target) << b.metric << " " << b.stat;
+    } else {
+      EXPECT_NEAR(error, b.measured, 0.015) << b.metric << " " << b.stat;
+    }
   }
 }
 
@@ -407,9 +413,9 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   EXPECT_NE(no_tick.err.find("between 0.001 and 1e9 s"), std::string::npos) << no_tick.err;
 }
 
-// The Llama runs on fleetsim's analytic bundles (analytic-12): issue 17's analytic targets
+// The Llama runs on fleetsim's analytic bundles (analytic-15): issue 17's analytic targets
 // (TPOT and E2E within 8 %, TTFT within 15 %) on the cells each run meets, REGRESSION
-// BOUNDS (the figures of docs/VALIDATION.md, measured 2026-12-04, within 1.5 points) on
+// BOUNDS (the figures of docs/VALIDATION.md, measured 2026-12-05, within 1.5 points) on
 // those it misses.
 TEST(ValidateCli, Llama8BOnTheAnalyticBundles) {
   FLEETSIM_REQUIRE_SHARED_DATA();
@@ -426,20 +432,20 @@ TEST(ValidateCli, Llama8BOnTheAnalyticBundles) {
   } runs[] = {
       {"RTX4090/Llama-3.1-8B",
        "RTX-4090",
-       {{"ttft", "mean", -0.102},
-        {"ttft", "median", -0.116},
-        {"tpot", "mean", -0.102},
-        {"tpot", "median", -0.098},
-        {"e2e", "mean", -0.102},
-        {"e2e", "median", -0.076}}},
+       {{"ttft", "mean", -0.099},
+        {"ttft", "median", -0.113},
+        {"tpot", "mean", -0.100},
+        {"tpot", "median", -0.095},
+        {"e2e", "mean", -0.099},
+        {"e2e", "median", -0.073}}},
       {"RTXPRO6000/Llama-3.1-8B",
        "RTX-PRO-6000",
-       {{"ttft", "mean", -0.028},
-        {"ttft", "median", -0.152},
-        {"tpot", "mean", -0.014},
-        {"tpot", "median", -0.000},
-        {"e2e", "mean", -0.018},
-        {"e2e", "median", -0.003}}},
+       {{"ttft", "mean", -0.025},
+        {"ttft", "median", -0.141},
+        {"tpot", "mean", -0.013},
+        {"tpot", "median", -0.001},
+        {"e2e", "mean", -0.017},
+        {"e2e", "median", -0.001}}},
   };
   for (const auto& run : runs) {
     SCOPED_TRACE(run.run);

@@ -85,6 +85,32 @@ TEST(AttentionModel, AFlashAttentionTwoDecodeInAMixedBatchCostsAPaddedTilePerHea
   EXPECT_GT(mixed, 5 * r.AttentionDecodeUs(1, 16384, kQ, kKv, kDim));
 }
 
+TEST(AttentionModel, AFlashAttentionTwoMixedCallLaunchesEveryDecodeTheChunksQueryBlocks) {
+  // 128 decodes beside a 1,024-token chunk: FA2's grid gives every sequence 16 query blocks
+  // per head, so each decode's 15 past its one token are empty tiles -- 61,440 on the
+  // 4090's 128 SMs, each taking attention_empty_tile_s of one. Beside a 64-token chunk
+  // (one block) there are none.
+  const HardwareSpec gpu = LoadHardware(HardwareCatalogDir(), "RTX-4090");
+  AnalyticConstants none;
+  none.attention_empty_tile_s = 0;
+  const KernelRoofline with(gpu, Dtype::kBfloat16);
+  const KernelRoofline without(gpu, Dtype::kBfloat16, none);
+  const double empties = 15.0 * 128 * kQ;
+  EXPECT_NEAR(with.AttentionMixedUs(1024, 0, 128, 16, kQ, kKv, kDim) -
+                  without.AttentionMixedUs(1024, 0, 128, 16, kQ, kKv, kDim),
+              empties / 128 * with.constants().attention_empty_tile_s * 1e6, 1e-9);
+  EXPECT_DOUBLE_EQ(with.AttentionMixedUs(64, 0, 128, 16, kQ, kKv, kDim),
+                   without.AttentionMixedUs(64, 0, 128, 16, kQ, kKv, kDim));
+  EXPECT_DOUBLE_EQ(with.AttentionPrefillUs(1, 1024, 0, kQ, kKv, kDim),
+                   without.AttentionPrefillUs(1, 1024, 0, kQ, kKv, kDim));
+  // FA3 (H200) schedules only real tiles.
+  const HardwareSpec h200 = LoadHardware(HardwareCatalogDir(), "H200-SXM");
+  EXPECT_DOUBLE_EQ(
+      KernelRoofline(h200, Dtype::kBfloat16).AttentionMixedUs(1024, 0, 128, 16, kQ, kKv, kDim),
+      KernelRoofline(h200, Dtype::kBfloat16, none)
+          .AttentionMixedUs(1024, 0, 128, 16, kQ, kKv, kDim));
+}
+
 TEST(AttentionModel, UnpackedHeadsShareKvInL2OnlyWhileResidentTogether) {
   // 4090, 128 SMs: 32 decodes put 33 tiles per head in the grid, so ~4 heads (a whole
   // group) run together and read the group's K and V once: compute-bound, ~9 waves of

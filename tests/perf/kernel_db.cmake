@@ -13,3 +13,9 @@ fleetsim_test(collective_tables_test
   SOURCES perf/kernel_db/collective_error_test.cc
   LIBS fleetsim_kernel_db
   SLOW [[CollectiveTables\..*]])
+
+# The fit of an empty FlashAttention 2 tile's cost, on a synthetic table and on the
+# measured LLMServingSim tables (the analytic constant and the held-out ones).
+fleetsim_test(empty_tile_fit_test
+  SOURCES perf/kernel_db/empty_tile_fit_test.cc
+  LIBS fleetsim_kernel_db)
