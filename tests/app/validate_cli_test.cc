@@ -47,6 +47,27 @@ void ExpectAtOrBelowLlmServingSim(const YAML::Node& doc, std::initializer_list<P
   }
 }
 
+// A cell on one of fleetsim's analytic bundles: `measured` is its error in
+// docs/VALIDATION.md. Issue 17's analytic target (TPOT and E2E within 8 %, TTFT within
+// 15 %) where that error meets it; a REGRESSION BOUND (within 1.5 points) where it misses.
+struct AnalyticCell {
+  const char* metric;
+  const char* stat;
+  double measured;
+};
+
+void ExpectAnalyticTargetOrBound(const YAML::Node& doc, const std::vector<AnalyticCell>& cells) {
+  for (const AnalyticCell& cell : cells) {
+    const double error = doc[cell.metric][cell.stat]["error"].as<double>();
+    const double target = std::string(cell.metric) == "ttft" ? 0.15 : 0.08;
+    if (std::abs(cell.measured) <= target) {
+      EXPECT_LE(std::abs(error), target) << cell.metric << " " << cell.stat;
+    } else {
+      EXPECT_NEAR(error, cell.measured, 0.015) << cell.metric << " " << cell.stat;
+    }
+  }
+}
+
 void CheckTargets(const Case& c, std::initializer_list<Published> met) {
   const auto data = testing::SharedDataDir();
   const std::string args = std::string("validate vllm-bench ") +
@@ -148,22 +169,12 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelOnTheAnalyticBundle) {
       " --bundle " + bundle.string() + " --model qwen3-30b-a3b --hardware RTX-PRO-6000 --json");
   std::filesystem::remove_all(bundle);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const YAML::Node doc = YAML::Load(r.out);
-  const struct {
-    const char* metric;
-    const char* stat;
-    double measured;
-  } bounds[] = {{"ttft", "mean", -0.345},   {"ttft", "median", -0.128}, {"tpot", "mean", -0.078},
-                {"tpot", "median", -0.084}, {"e2e", "mean", -0.087},    {"e2e", "median", -0.087}};
-  for (const auto& b : bounds) {
-    const double error = doc[b.metric][b.stat]["error"].as<double>();
-    const double target = std::string(b.metric) == "ttft" ? 0.15 : 0.08;
-    if (std::abs(b.measured) <= target) {
-      EXPECT_LE(std::abs(error), target) << b.metric << " " << b.stat;
-    } else {
-      EXPECT_NEAR(error, b.measured, 0.015) << b.metric << " " << b.stat;
-    }
-  }
+  ExpectAnalyticTargetOrBound(YAML::Load(r.out), {{"ttft", "mean", -0.345},
+                                                  {"ttft", "median", -0.128},
+                                                  {"tpot", "mean", -0.078},
+                                                  {"tpot", "median", -0.084},
+                                                  {"e2e", "mean", -0.087},
+                                                  {"e2e", "median", -0.087}});
 }
 
 // A copy of a real run's directory in a temp folder, its meta.json edited by `edit` (which
@@ -420,15 +431,10 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
 TEST(ValidateCli, Llama8BOnTheAnalyticBundles) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
-  struct Cell {
-    const char* metric;
-    const char* stat;
-    double measured;  // the error in docs/VALIDATION.md
-  };
   const struct {
     const char* run;
     const char* hardware;
-    std::vector<Cell> cells;
+    std::vector<AnalyticCell> cells;
   } runs[] = {
       {"RTX4090/Llama-3.1-8B",
        "RTX-4090",
@@ -462,16 +468,7 @@ TEST(ValidateCli, Llama8BOnTheAnalyticBundles) {
                                " --model llama-3.1-8b --hardware " + run.hardware + " --json");
     std::filesystem::remove_all(bundle);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const YAML::Node doc = YAML::Load(r.out);
-    for (const Cell& cell : run.cells) {
-      const double error = doc[cell.metric][cell.stat]["error"].as<double>();
-      const double target = std::string(cell.metric) == "ttft" ? 0.15 : 0.08;
-      if (std::abs(cell.measured) <= target) {
-        EXPECT_LE(std::abs(error), target) << cell.metric << " " << cell.stat;
-      } else {
-        EXPECT_NEAR(error, cell.measured, 0.015) << cell.metric << " " << cell.stat;
-      }
-    }
+    ExpectAnalyticTargetOrBound(YAML::Load(r.out), run.cells);
   }
 }
 
