@@ -95,7 +95,8 @@ std::vector<StepCollectiveRow> TpCollectives(const ModelCard& card, const Hardwa
 
 DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hardware,
                                  const ResolvedEngineConfig& engine, const KvCacheLayout& layout,
-                                 int64_t context, int64_t batch) {
+                                 int64_t context, int64_t batch,
+                                 std::optional<int64_t> prefill_chunk) {
   const AnalyticKernels k(card, hardware, engine.tp, *layout.attention, engine.quantization);
   DecodeStepReport step;
   step.context = context;
@@ -103,6 +104,11 @@ DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hard
   step.tp = engine.tp;
   step.collectives = TpCollectives(card, hardware, engine.tp, batch, batch);
   step.attention_grid = k.DecodeLaunch(batch, context + 1);
+  if (prefill_chunk && LayerCount(card, LayerKind::kFullAttention) > 0) {
+    step.mixed = MixedAttentionReport{
+        *prefill_chunk, k.MixedLaunch(*prefill_chunk, 0, batch, context + 1),
+        k.AttentionPrefillUs(*prefill_chunk, 0), k.AttentionDecodeUs(batch, context + 1)};
+  }
   for (const LayerKind kind : kLayerKinds) {
     const int layers = LayerCount(card, kind);
     // The target's decode step: the MTP module's draft passes are not part of it.
@@ -160,6 +166,19 @@ void PrintDecodeStepText(const DecodeStepReport& step, std::ostream& out) {
            " MB of KV each at " + Fixed(g.program_rate / 1e9, 1) + " GB/s per program: " +
            Us(g.main_us) + (g.reduce_us > 0 ? " + reduce " + Us(g.reduce_us) : "") +
            " per layer, bound by " + g.bound);
+  if (step.mixed) {
+    const MixedAttentionReport& m = *step.mixed;
+    std::string call = Us(m.call.us) + " per layer";
+    if (m.call.one_grid) {
+      call += ": one grid of " + WithCommas(std::llround(m.call.tiles)) + " tiles and " +
+              WithCommas(std::llround(m.call.empty_tiles)) +
+              " empty ones (FlashAttention 2 gives every sequence the chunk's query blocks), " +
+              Us(m.call.empty_us) + " of it the empty ones";
+    }
+    Line(out, "beside a " + WithCommas(m.chunk) + "-token chunk",
+         call + "; the chunk alone " + Us(m.chunk_alone_us) + ", the decodes alone " +
+             Us(m.decodes_alone_us));
+  }
   for (const StepKernelRow& row : step.rows) {
     Line(out, "  " + row.kind + " " + row.kernel,
          Us(row.us_per_layer) + " x " + std::to_string(row.layers) + " = " + Us(row.Us()));
@@ -236,6 +255,22 @@ void JsonDecodeStep(const std::optional<DecodeStepReport>& step, JsonWriter& jso
   json.Field("reduce_us", g.reduce_us);
   json.Field("bound", g.bound);
   json.EndObject();
+  json.Key("mixed_attention");
+  if (!step->mixed) {
+    json.Null();
+  } else {
+    const MixedAttentionReport& m = *step->mixed;
+    json.BeginObject();
+    json.Field("prefill_chunk", m.chunk);
+    json.Field("one_grid", m.call.one_grid);
+    json.Field("tiles", m.call.tiles);
+    json.Field("empty_tiles", m.call.empty_tiles);
+    json.Field("empty_tiles_us", m.call.empty_us);
+    json.Field("us_per_layer", m.call.us);
+    json.Field("chunk_alone_us", m.chunk_alone_us);
+    json.Field("decodes_alone_us", m.decodes_alone_us);
+    json.EndObject();
+  }
   json.Key("kernels");
   json.BeginArray();
   for (const StepKernelRow& row : step->rows) {

@@ -13,6 +13,7 @@
 #include "engine/kv_cache_layout.h"
 #include "model/hardware.h"
 #include "model/model_card.h"
+#include "perf/analytic_kernels.h"
 #include "perf/decode_kernels.h"
 
 namespace fleetsim {
@@ -37,6 +38,14 @@ struct StepCollectiveRow {
   double Us() const { return us_each * calls; }
 };
 
+// The decodes' attention call beside a prefill chunk (no history): a mixed step's one call.
+struct MixedAttentionReport {
+  int64_t chunk = 0;
+  KernelRoofline::MixedCallReport call;
+  double chunk_alone_us = 0;    // the chunk's own call, without the decodes
+  double decodes_alone_us = 0;  // the decodes' own call (the decode step's attention)
+};
+
 // `batch` sequences decoding one token each after `context` tokens of history.
 struct DecodeStepReport {
   int64_t context = 0;
@@ -45,6 +54,7 @@ struct DecodeStepReport {
   std::vector<StepKernelRow> rows;
   std::vector<StepCollectiveRow> collectives;  // empty at TP 1
   DecodeGridReport attention_grid;             // one attention layer's decode call
+  std::optional<MixedAttentionReport> mixed;   // with --prefill-chunk
   double TotalUs() const;                      // the kernels
   double KindUs(const std::string& kind) const;
   double CollectivesUs() const;
@@ -52,7 +62,8 @@ struct DecodeStepReport {
 
 DecodeStepReport PriceDecodeStep(const ModelCard& card, const HardwareSpec& hardware,
                                  const ResolvedEngineConfig& engine, const KvCacheLayout& layout,
-                                 int64_t context, int64_t batch);
+                                 int64_t context, int64_t batch,
+                                 std::optional<int64_t> prefill_chunk = std::nullopt);
 
 void PrintAttentionText(const std::string& hardware, const KvCacheLayout& layout,
                         const ResolvedEngineConfig& engine, std::ostream& out);

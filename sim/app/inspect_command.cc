@@ -89,8 +89,16 @@ InspectReport BuildInspectReport(const InspectOptions& options) {
     if (*options.decode_step_context < 0 || options.decode_step_batch < 1) {
       throw OptionError("--decode-step", "needs a context >= 0 and --decode-batch >= 1");
     }
+    if (options.decode_step_prefill_chunk && *options.decode_step_prefill_chunk < 1) {
+      throw OptionError("--prefill-chunk", "needs a chunk of at least 1 token");
+    }
     report.decode_step = PriceDecodeStep(report.card, *hardware, report.engine, report.layout,
-                                         *options.decode_step_context, options.decode_step_batch);
+                                         *options.decode_step_context, options.decode_step_batch,
+                                         options.decode_step_prefill_chunk);
+  } else if (options.decode_step_prefill_chunk) {
+    throw OptionError("--prefill-chunk",
+                      "prices the --decode-step batch's attention beside a "
+                      "chunk: give --decode-step too");
   }
   return report;
 }
@@ -150,6 +158,10 @@ void AddInspectCommand(CLI::App& app) {
   cmd->add_option("--decode-batch", options->decode_step_batch,
                   "Sequences in the --decode-step batch")
       ->capture_default_str();
+  cmd->add_option("--prefill-chunk", options->decode_step_prefill_chunk,
+                  "With --decode-step: also price the attention call of those decodes beside a "
+                  "prefill chunk of this many tokens (a mixed step's one call: its tiles, and "
+                  "FlashAttention 2's empty ones)");
   cmd->add_option("--data-parallel-size", options->data_parallel_size,
                   "DP ranks of a MoE model with --enable-expert-parallel: the GPUs, expert "
                   "shards and per-step collectives")

@@ -23,6 +23,8 @@ struct InspectOptions {
   // Price one decode step after this many tokens (needs --hardware).
   std::optional<int64_t> decode_step_context;
   int64_t decode_step_batch = 1;
+  // With it: the same decodes' attention beside a prefill chunk of this many tokens.
+  std::optional<int64_t> decode_step_prefill_chunk;
   // vLLM's data_parallel_size and enable_expert_parallel (app/inspect_dp.h).
   int data_parallel_size = 1;
   bool enable_expert_parallel = false;

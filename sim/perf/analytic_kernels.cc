@@ -211,13 +211,7 @@ double KernelRoofline::AttentionMixedUs(double chunk, double history, double dec
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
            AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest) - launch_us;
   }
-  // Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
-  // FA2's grid gives every sequence the chunk's ceil(chunk / rows) query blocks per head:
-  // the decode's others are empty tiles that return at once.
-  TileWork work;
-  AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
-  AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
-  work.empty_tiles = decodes * q_heads * (std::ceil(chunk / query_tile_rows_) - 1);
+  TileWork work = MixedTiles(chunk, history, decodes, kv, q_heads, kv_heads, head_dim);
   // The longest decode's tile walks its own context (decode skew).
   if (kv_longest > kv) {
     work.longest_s =
@@ -225,6 +219,34 @@ double KernelRoofline::AttentionMixedUs(double chunk, double history, double dec
                  c_.attention_tile_s + kv_longest * TileKeySeconds(query_tile_rows_, head_dim));
   }
   return CallUs(work, q_heads, kv_heads);
+}
+
+// Unpacked, a decode is a one-token query's tile over its kv - 1 cached tokens and itself.
+// FA2's grid gives every sequence the chunk's ceil(chunk / rows) query blocks per head: the
+// decode's others are empty tiles that return at once.
+KernelRoofline::TileWork KernelRoofline::MixedTiles(double chunk, double history, double decodes,
+                                                    double kv, double q_heads, double kv_heads,
+                                                    double head_dim) const {
+  TileWork work;
+  AddPrefillTiles(work, 1, chunk, history, q_heads, kv_heads, head_dim);
+  AddPrefillTiles(work, decodes, 1, kv - 1, q_heads, kv_heads, head_dim);
+  work.empty_tiles = decodes * q_heads * (std::ceil(chunk / query_tile_rows_) - 1);
+  return work;
+}
+
+KernelRoofline::MixedCallReport KernelRoofline::MixedLaunch(double chunk, double history,
+                                                            double decodes, double kv,
+                                                            double q_heads, double kv_heads,
+                                                            double head_dim) const {
+  MixedCallReport report;
+  report.us = AttentionMixedUs(chunk, history, decodes, kv, q_heads, kv_heads, head_dim);
+  if (attention_.decode.grid != DecodeGrid::kFlashSplit || packs_gqa_) return report;
+  const TileWork work = MixedTiles(chunk, history, decodes, kv, q_heads, kv_heads, head_dim);
+  report.one_grid = true;
+  report.tiles = work.tiles;
+  report.empty_tiles = work.empty_tiles;
+  report.empty_us = work.empty_tiles * c_.attention_empty_tile_s / compute_units_ * 1e6;
+  return report;
 }
 
 // The short convolution streams its input and output once, and each sequence's conv state
@@ -470,6 +492,13 @@ double AnalyticKernels::AttentionDecodeUs(int64_t n, int64_t kv, int64_t kv_long
   const AttentionHeads h = HeadsPerRank();
   return r_.AttentionDecodeUs(static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim,
                               static_cast<double>(kv_longest));
+}
+
+KernelRoofline::MixedCallReport AnalyticKernels::MixedLaunch(int64_t chunk, int64_t kv_prefill,
+                                                             int64_t n, int64_t kv) const {
+  const AttentionHeads h = HeadsPerRank();
+  return r_.MixedLaunch(static_cast<double>(chunk), static_cast<double>(kv_prefill),
+                        static_cast<double>(n), static_cast<double>(kv), h.q, h.kv, h.dim);
 }
 
 double AnalyticKernels::AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,

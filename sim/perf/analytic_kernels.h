@@ -132,6 +132,17 @@ class KernelRoofline {
   // call per layer, so one launch).
   double AttentionMixedUs(double chunk, double history, double decodes, double kv, double q_heads,
                           double kv_heads, double head_dim, double kv_longest = 0) const;
+  // That call's tiles where one grid runs them all (FlashAttention 2; `one_grid` false
+  // elsewhere, with only `us` set).
+  struct MixedCallReport {
+    bool one_grid = false;
+    double tiles = 0;        // the chunk's query blocks and the decodes' one each, per head
+    double empty_tiles = 0;  // the decodes' other query blocks, which return at once
+    double empty_us = 0;     // what they cost the call
+    double us = 0;           // the call, as AttentionMixedUs
+  };
+  MixedCallReport MixedLaunch(double chunk, double history, double decodes, double kv,
+                              double q_heads, double kv_heads, double head_dim) const;
   // Fused MoE: `tokens` tokens, top-k of experts, `activated` distinct experts reached.
   // Under expert parallelism `top_k` counts this GPU's pairs a token and `masked_top_k` the
   // pairs routed to other GPUs' experts, whose rows the kernels still write and read.
@@ -168,6 +179,9 @@ class KernelRoofline {
                        double kv_heads, double head_dim) const;
   double TileKeySeconds(double rows, double head_dim) const;
   double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
+  // FA2's one grid for a mixed call: the chunk's tiles, each decode's, and the empty ones.
+  TileWork MixedTiles(double chunk, double history, double decodes, double kv, double q_heads,
+                      double kv_heads, double head_dim) const;
 
   DecodeKernelContext DecodeContext() const;
 
@@ -225,6 +239,8 @@ class AnalyticKernels {
   // One attention layer of a mixed step: the chunk and n decodes in one call.
   double AttentionMixedUs(int64_t chunk, int64_t kv_prefill, int64_t n, int64_t kv,
                           int64_t kv_longest = 0) const;
+  KernelRoofline::MixedCallReport MixedLaunch(int64_t chunk, int64_t kv_prefill, int64_t n,
+                                              int64_t kv) const;
   // One GDN regime kernel (gdn_conv_prefill, gdn_post_conv, gdn_prefill, gdn_conv_decode,
   // gdn_decode, gdn_decode_mixed) for `prefill_tokens` prefill tokens and `n_decode` decodes;
   // nullopt outside the regimes it runs in (RunsIn), for gdn_core and without GDN layers.

@@ -323,6 +323,54 @@ TEST(InspectCli, DecodeStepAddsTheTpCollectives) {
   EXPECT_EQ(one["step_us"].as<double>(), one["total_us"].as<double>());
 }
 
+// --prefill-chunk: the decode step's batch beside a chunk, as one mixed call. On the RTX
+// 4090 (FlashAttention 2, 128 SMs) 128 decodes of Llama-3.1-8B (32 query heads) beside a
+// 1,024-token chunk launch the chunk's 16 query blocks per head for every decode: 15 x 128
+// x 32 = 61,440 empty tiles, each holding an SM for attention_empty_tile_s (351.9 ns):
+// 61,440 / 128 x 351.9 ns = 168.9 us a layer. Real tiles: the chunk's 16 x 32 and a decode's
+// one per head, 128 x 32. FlashAttention 3 (H100) schedules only real tiles.
+TEST(InspectCli, DecodeStepBesideAChunkShowsTheEmptyTiles) {
+  const auto r = RunFleetsim(
+      "inspect --model llama-3.1-8b --hardware RTX-4090 --decode-step 16 --decode-batch 128 "
+      "--prefill-chunk 1024 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node mixed = YAML::Load(r.out)["decode_step"]["mixed_attention"];
+  ASSERT_TRUE(mixed.IsMap()) << r.out;
+  EXPECT_EQ(mixed["prefill_chunk"].as<int>(), 1024);
+  EXPECT_TRUE(mixed["one_grid"].as<bool>());
+  EXPECT_EQ(mixed["empty_tiles"].as<double>(), 61'440);
+  EXPECT_EQ(mixed["tiles"].as<double>(), 16 * 32 + 128 * 32);
+  EXPECT_NEAR(mixed["empty_tiles_us"].as<double>(), 61'440.0 / 128 * 0.35187301574476824, 1e-9);
+  // The call costs more than the chunk's and the decodes' own calls together.
+  EXPECT_GT(mixed["us_per_layer"].as<double>(),
+            mixed["chunk_alone_us"].as<double>() + mixed["decodes_alone_us"].as<double>());
+  const auto text = RunFleetsim(
+      "inspect --model llama-3.1-8b --hardware RTX-4090 --decode-step 16 --decode-batch 128 "
+      "--prefill-chunk 1024");
+  EXPECT_TRUE(Contains(text.out, "beside a 1,024-token chunk")) << text.out;
+  EXPECT_TRUE(Contains(text.out, "61,440 empty ones")) << text.out;
+
+  const auto h100 = RunFleetsim(
+      "inspect --model llama-3.1-8b --hardware H100-SXM --decode-step 16 --decode-batch 128 "
+      "--prefill-chunk 1024 --json");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  const YAML::Node packed = YAML::Load(h100.out)["decode_step"]["mixed_attention"];
+  EXPECT_FALSE(packed["one_grid"].as<bool>());
+  EXPECT_EQ(packed["empty_tiles"].as<double>(), 0);
+  // Without --prefill-chunk the field is null; without --decode-step the option is refused.
+  const auto plain =
+      RunFleetsim("inspect --model llama-3.1-8b --hardware RTX-4090 --decode-step 16 --json");
+  EXPECT_TRUE(YAML::Load(plain.out)["decode_step"]["mixed_attention"].IsNull()) << plain.out;
+  const auto alone =
+      RunFleetsim("inspect --model llama-3.1-8b --hardware RTX-4090 --prefill-chunk 1024");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(Contains(alone.err, "--prefill-chunk")) << alone.err;
+  EXPECT_EQ(RunFleetsim("inspect --model llama-3.1-8b --hardware RTX-4090 --decode-step 16 "
+                        "--prefill-chunk 0")
+                .exit_code,
+            2);
+}
+
 TEST(InspectCli, HelpListsEveryOption) {
   const auto r = RunFleetsim("inspect --help");
   EXPECT_EQ(r.exit_code, 0);
@@ -331,7 +379,7 @@ TEST(InspectCli, HelpListsEveryOption) {
         "--num-speculative-tokens", "--max-model-len", "--max-num-batched-tokens",
         "--kv-cache-memory-bytes", "--hardware", "--gpu-memory-utilization", "--attention-backend",
         "--decode-kernel", "--quantization", "--quantization-group-size", "--decode-step",
-        "--decode-batch", "--json"}) {
+        "--decode-batch", "--prefill-chunk", "--json"}) {
     EXPECT_TRUE(Contains(r.out, option)) << option;
   }
 }
