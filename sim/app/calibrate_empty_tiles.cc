@@ -31,11 +31,12 @@ void Run(const Options& o) {
   const ModelCard card = ModelCatalog(ModelsDir()).Load(o.model);
   const HardwareSpec gpu = LoadHardware(HardwareCatalogDir(), o.hardware);
   const AttentionPlan plan = DefaultAttentionPlan(gpu.attention);
-  if (plan.backend.packs_gqa) {
+  if (!MixedCallLaunchesEmptyTiles(plan)) {
     throw InputError("", 0, "--hardware",
                      gpu.name + "'s attention backend (" + plan.backend.name +
-                         ") packs a KV group's query heads into its tiles and schedules only "
-                         "real ones: its mixed calls launch no empty tiles to fit");
+                         ") schedules only real tiles in a mixed step (packed query heads, or "
+                         "separate prefill and decode calls): its mixed calls launch no empty "
+                         "tiles to fit");
   }
   if (card.attention.num_q_heads % o.tp != 0) {
     throw InputError("", 0, "--tp",

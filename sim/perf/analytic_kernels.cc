@@ -150,7 +150,7 @@ double KernelRoofline::CallUs(const TileWork& work, double q_heads, double kv_he
     const double waves = std::ceil(work.tiles / compute_units_);
     makespan = std::max(makespan, waves * work.seconds / work.tiles);
   }
-  makespan += work.empty_tiles * c_.attention_empty_tile_s / compute_units_;
+  makespan += EmptyTilesSeconds(work);
   double kv_reads = 1;
   if (!packs_gqa_ && work.tiles > 0) {
     const double group = q_heads / kv_heads;
@@ -206,7 +206,7 @@ double KernelRoofline::AttentionMixedUs(double chunk, double history, double dec
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
            AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest);
   }
-  if (packs_gqa_) {
+  if (!MixedCallLaunchesEmptyTiles(attention_)) {  // packed: FA3, FlashInfer
     const double launch_us = c_.attention_launch_s * 1e6;
     return AttentionPrefillUs(1, chunk, history, q_heads, kv_heads, head_dim) +
            AttentionDecodeUs(decodes, kv, q_heads, kv_heads, head_dim, kv_longest) - launch_us;
@@ -238,15 +238,15 @@ KernelRoofline::MixedCallReport KernelRoofline::MixedLaunch(double chunk, double
                                                             double decodes, double kv,
                                                             double q_heads, double kv_heads,
                                                             double head_dim) const {
-  MixedCallReport report;
-  report.us = AttentionMixedUs(chunk, history, decodes, kv, q_heads, kv_heads, head_dim);
-  if (attention_.decode.grid != DecodeGrid::kFlashSplit || packs_gqa_) return report;
+  if (!MixedCallLaunchesEmptyTiles(attention_)) {
+    return {.us = AttentionMixedUs(chunk, history, decodes, kv, q_heads, kv_heads, head_dim)};
+  }
   const TileWork work = MixedTiles(chunk, history, decodes, kv, q_heads, kv_heads, head_dim);
-  report.one_grid = true;
-  report.tiles = work.tiles;
-  report.empty_tiles = work.empty_tiles;
-  report.empty_us = work.empty_tiles * c_.attention_empty_tile_s / compute_units_ * 1e6;
-  return report;
+  return {.one_grid = true,
+          .tiles = work.tiles,
+          .empty_tiles = work.empty_tiles,
+          .empty_us = EmptyTilesSeconds(work) * 1e6,
+          .us = CallUs(work, q_heads, kv_heads)};
 }
 
 // The short convolution streams its input and output once, and each sequence's conv state

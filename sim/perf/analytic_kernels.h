@@ -86,8 +86,6 @@ inline constexpr double kGdnChunkTokens = 64;
 // decode already spans many SMs, so its ~4 us floor is the launch, not streaming.
 inline constexpr double kGdnDecodeTileRows = 8;
 
-// Kernels by explicit shape, for one GPU: what the card-level model below is built on,
-// and what calibration and comparison against measured kernel tables evaluate.
 // What vLLM's fused MoE moves per token-expert pair row, in elements (fused_moe.py's
 // intermediate caches). Every row, its expert on this GPU or not, passes the GEMMs'
 // outputs (the first writes 2 x inter, the second hidden; zeros for another GPU's expert,
@@ -101,6 +99,16 @@ inline double FusedMoeRowKernels(double inter, double hidden) {
   return 3 * inter + hidden;
 }
 
+// Whether a mixed step's attention is one grid of unpacked tiles sized by the longest
+// query -- FlashAttention 2 (a split-KV decode kernel whose query heads are not packed
+// into tiles) -- so that a decode beside a longer chunk launches empty tiles. FA3 and
+// FlashInfer pack the heads and schedule only real tiles; ROCm's mixed step is two calls.
+inline bool MixedCallLaunchesEmptyTiles(const AttentionPlan& plan) {
+  return plan.decode.grid == DecodeGrid::kFlashSplit && !plan.backend.packs_gqa;
+}
+
+// Kernels by explicit shape, for one GPU: what the card-level model below is built on,
+// and what calibration and comparison against measured kernel tables evaluate.
 class KernelRoofline {
  public:
   // With the GPU's default attention plan for a typical GQA model (DefaultAttentionPlan).
@@ -179,6 +187,10 @@ class KernelRoofline {
                        double kv_heads, double head_dim) const;
   double TileKeySeconds(double rows, double head_dim) const;
   double CallUs(const TileWork& work, double q_heads, double kv_heads) const;
+  // What the work's empty tiles add to the call's makespan, taking their turns on the SMs.
+  double EmptyTilesSeconds(const TileWork& work) const {
+    return work.empty_tiles * c_.attention_empty_tile_s / compute_units_;
+  }
   // FA2's one grid for a mixed call: the chunk's tiles, each decode's, and the empty ones.
   TileWork MixedTiles(double chunk, double history, double decodes, double kv, double q_heads,
                       double kv_heads, double head_dim) const;

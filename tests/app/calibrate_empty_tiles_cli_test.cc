@@ -75,6 +75,11 @@ TEST(CalibrateEmptyTilesCli, RefusesAGpuWhoseBackendLaunchesNoEmptyTilesAndAMiss
   EXPECT_EQ(packed.exit_code, 2);
   EXPECT_NE(packed.err.find("--hardware"), std::string::npos) << packed.err;
   EXPECT_NE(packed.err.find("no empty tiles"), std::string::npos) << packed.err;
+  // ROCm's query heads are not packed either, but its mixed step is two calls.
+  const auto rocm = RunFleetsim("bundle calibrate-empty-tiles " + Qwen32B() +
+                                " --model qwen3-32b --hardware MI300X");
+  EXPECT_EQ(rocm.exit_code, 2);
+  EXPECT_NE(rocm.err.find("no empty tiles"), std::string::npos) << rocm.err;
   const auto tp4 = RunFleetsim("bundle calibrate-empty-tiles " + Qwen32B() +
                                " --model qwen3-32b --hardware RTX-PRO-6000 --tp 4");
   EXPECT_EQ(tp4.exit_code, 2);
