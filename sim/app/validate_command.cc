@@ -181,8 +181,10 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
       json.Field("running_measured_mean", series->running.measured_mean);
       json.Field("waiting_mae", series->waiting.mae);
       json.Field("waiting_measured_mean", series->waiting.measured_mean);
+      json.Field("kv_cache_unrecorded", series->kv_cache_unrecorded);
       for (auto [name, error] : {std::pair{"output_tokens_per_s", &series->outputs},
-                                 std::pair{"prompt_tokens_per_s", &series->prompts}}) {
+                                 std::pair{"prompt_tokens_per_s", &series->prompts},
+                                 std::pair{"kv_cache_pct", &series->kv_cache}}) {
         if (!*error) continue;
         json.Field(std::string(name) + "_mae", (*error)->mae);
         json.Field(std::string(name) + "_measured_mean", (*error)->measured_mean);
@@ -220,6 +222,12 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
         std::printf("%s tokens: mean abs error %.0f per s (measured mean %.0f per s)\n", name,
                     (*error)->mae, (*error)->measured_mean);
       }
+    }
+    if (series->kv_cache) {
+      std::printf("kv cache: mean abs error %.2f points of usage (measured mean %.2f %%)\n",
+                  series->kv_cache->mae, series->kv_cache->measured_mean);
+    } else if (series->kv_cache_unrecorded) {
+      std::printf("kv cache: not recorded (the run's kv_cache_pct is 0 at every tick)\n");
     }
     if (series->origin.from_prompt_column) {
       std::printf(
@@ -287,6 +295,7 @@ void Validate(const ValidateOptions& options) {
                          return MetaError(meta_file, setting, message);
                        });
   SimulatedSeries series;
+  series.async_scheduling = config.async_scheduling;
   LockStepTotals lock_steps;
   std::unique_ptr<Instance> instance;
   std::unique_ptr<DpEngine> dp_engine;
@@ -299,7 +308,9 @@ void Validate(const ValidateOptions& options) {
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
     lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
     dp_engine->OnStep([&](const DpStepRecord& step) {
-      series.states.push_back({step.start + step.timing.total_ns, step.running, step.waiting});
+      series.AddStep(step.start, step.start + step.timing.total_ns,
+                     {step.scheduled_running, step.scheduled_waiting, step.scheduled_kv_usage},
+                     {step.running, step.waiting, step.kv_usage});
       lock_steps.Add(step);
     });
     dp_engine->OnRankStep([&](int, const StepRecord& step) {
@@ -308,7 +319,9 @@ void Validate(const ValidateOptions& options) {
   } else {
     instance = setup.MakeInstance();
     instance->OnStep([&](const StepRecord& step) {
-      series.states.push_back({step.start + step.duration, step.running, step.waiting});
+      series.AddStep(step.start, step.start + step.duration,
+                     {step.scheduled_running, step.scheduled_waiting, step.scheduled_kv_usage},
+                     {step.running, step.waiting, step.kv_usage});
       series.outputs.push_back({step.start + step.duration, step.generated_tokens});
     });
   }
@@ -415,7 +428,8 @@ void AddValidateCommand(CLI::App& app) {
                     "seconds, and the DP rank that served it");
   bench->add_option("--series-csv", options->series_csv,
                     "Write one row per tick of the run's timeseries.csv: running and waiting "
-                    "requests, output and prompt tokens per second, simulated and measured");
+                    "requests, output and prompt tokens per second and KV cache usage, "
+                    "simulated and measured");
   bench->callback([options]() {
     // Under mpirun, rank 0 replays and reports; every rank learns whether it failed, and
     // one line says why (the agreement of `run` and `sweep`).

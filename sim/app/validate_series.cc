@@ -46,6 +46,13 @@ class ErrorSum {
 
 }  // namespace
 
+void SimulatedSeries::AddStep(SimTime start, SimTime end, const Queues& scheduled,
+                              const Queues& after) {
+  if (async_scheduling && start == last_end) states.push_back({start, scheduled});
+  states.push_back({end, after});
+  last_end = end;
+}
+
 SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double tick_s,
                                const SeriesOrigin& origin, const SimulatedSeries& sim) {
   SeriesComparison out;
@@ -53,7 +60,8 @@ SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double t
   out.origin = origin;
   const auto outputs = PerTick(sim.outputs, tick_s, origin.lead_s);
   const auto prompts = PerTick(sim.prompts, tick_s, origin.lead_s);
-  ErrorSum running, waiting, output_error, prompt_error;
+  ErrorSum running, waiting, output_error, prompt_error, kv_error;
+  bool kv_all_zero = true, ran = false;
   for (const VllmBenchTick& tick : ticks) {
     SeriesRow row;
     row.t_s = tick.t_s;
@@ -63,8 +71,10 @@ SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double t
         sim.states.begin(), sim.states.end(), replay_s,
         [](double s, const SimulatedSeries::State& state) { return s < ToSeconds(state.t); });
     if (after != sim.states.begin()) {
-      row.running_sim = std::prev(after)->running;
-      row.waiting_sim = std::prev(after)->waiting;
+      const SimulatedSeries::Queues& queues = std::prev(after)->queues;
+      row.running_sim = queues.running;
+      row.waiting_sim = queues.waiting;
+      row.kv_cache_pct_sim = 100 * queues.kv_usage;
     }
     row.running_measured = tick.running;
     row.waiting_measured = tick.waiting;
@@ -79,12 +89,24 @@ SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double t
       output_error.Add(row.outputs_per_s_sim, *row.outputs_per_s_measured);
     if (row.prompts_per_s_measured)
       prompt_error.Add(row.prompts_per_s_sim, *row.prompts_per_s_measured);
+    row.kv_cache_pct_measured = tick.kv_cache_pct;
+    if (tick.kv_cache_pct) {
+      kv_error.Add(row.kv_cache_pct_sim, *tick.kv_cache_pct);
+      kv_all_zero = kv_all_zero && *tick.kv_cache_pct == 0;
+    }
+    ran = ran || tick.running > 0;
     out.rows.push_back(row);
   }
   out.running = running.Mean();
   out.waiting = waiting.Mean();
   if (!output_error.empty()) out.outputs = output_error.Mean();
   if (!prompt_error.empty()) out.prompts = prompt_error.Mean();
+  out.kv_cache_unrecorded = !kv_error.empty() && kv_all_zero && ran;
+  if (!kv_error.empty() && !out.kv_cache_unrecorded) out.kv_cache = kv_error.Mean();
+  if (out.kv_cache_unrecorded) {
+    for (SeriesRow& row : out.rows)
+      row.kv_cache_pct_measured.reset();
+  }
   return out;
 }
 
@@ -95,18 +117,19 @@ void WriteSeriesCsv(const std::string& path, const std::string& option,
   std::fprintf(file,
                "t_s,running_sim,running_measured,waiting_sim,waiting_measured,"
                "output_tokens_per_s_sim,output_tokens_per_s_measured,prompt_tokens_per_s_sim,"
-               "prompt_tokens_per_s_measured\n");
+               "prompt_tokens_per_s_measured,kv_cache_pct_sim,kv_cache_pct_measured\n");
   const auto measured = [](const std::optional<double>& v) {
     char text[32] = "";
     if (v) std::snprintf(text, sizeof text, "%.10g", *v);
     return std::string(text);
   };
   for (const SeriesRow& r : comparison.rows) {
-    std::fprintf(file, "%.10g,%lld,%lld,%lld,%lld,%.10g,%s,%.10g,%s\n", r.t_s,
+    std::fprintf(file, "%.10g,%lld,%lld,%lld,%lld,%.10g,%s,%.10g,%s,%.10g,%s\n", r.t_s,
                  static_cast<long long>(r.running_sim), static_cast<long long>(r.running_measured),
                  static_cast<long long>(r.waiting_sim), static_cast<long long>(r.waiting_measured),
                  r.outputs_per_s_sim, measured(r.outputs_per_s_measured).c_str(),
-                 r.prompts_per_s_sim, measured(r.prompts_per_s_measured).c_str());
+                 r.prompts_per_s_sim, measured(r.prompts_per_s_measured).c_str(),
+                 r.kv_cache_pct_sim, measured(r.kv_cache_pct_measured).c_str());
   }
   if (std::fclose(file) != 0) throw OptionError(option, path + ": write failed");
 }

@@ -227,6 +227,11 @@ void DpEngine::RunUntil(SimTime until) {
     DpStepRecord record;
     record.start = now_;
     record.timing = timing;
+    for (const auto& rank : ranks_) {
+      record.scheduled_running += rank->num_running();
+      record.scheduled_waiting += rank->num_waiting();
+      record.scheduled_kv_usage += rank->kv_cache().Usage() / static_cast<double>(ranks_.size());
+    }
     last_active_ = now_;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       Instance& rank = *ranks_[r];
@@ -242,11 +247,15 @@ void DpEngine::RunUntil(SimTime until) {
           dummy.running = rank.num_running();
           dummy.waiting = rank.num_waiting();
           dummy.kv_usage = rank.kv_cache().Usage();
+          dummy.scheduled_running = dummy.running;
+          dummy.scheduled_waiting = dummy.waiting;
+          dummy.scheduled_kv_usage = dummy.kv_usage;
           on_rank_step_(static_cast<int>(r), dummy);
         }
       }
       record.running += rank.num_running();
       record.waiting += rank.num_waiting();
+      record.kv_usage += rank.kv_cache().Usage() / static_cast<double>(ranks_.size());
     }
     busy_ += timing.total_ns;
     now_ = end;

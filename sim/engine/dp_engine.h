@@ -108,6 +108,11 @@ struct DpStepRecord {
   int busy_ranks = 0;
   int64_t running = 0;
   int64_t waiting = 0;
+  double kv_usage = 0;  // the ranks' mean pool usage after the step, as a DP run logs it
+  // The same once every rank scheduled the step (StepRecord's scheduled_* fields).
+  int64_t scheduled_running = 0;
+  int64_t scheduled_waiting = 0;
+  double scheduled_kv_usage = 0;
 };
 
 class DpEngine {

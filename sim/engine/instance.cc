@@ -228,6 +228,7 @@ std::optional<BatchShape> Instance::PlanStep() {
   HideLastFinishes(false);
   if (plan.empty()) return std::nullopt;
   planned_ = &plan;
+  NoteScheduled();
   return ShapeOf(plan);
 }
 
@@ -260,8 +261,21 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
     step.running = static_cast<int64_t>(scheduler_.running().size());
     step.waiting = static_cast<int64_t>(scheduler_.waiting().size());
     step.kv_usage = kv_.Usage();
+    CopyScheduled(step);
     on_step_(step);
   }
+}
+
+void Instance::NoteScheduled() {
+  scheduled_.running = static_cast<int64_t>(scheduler_.running().size());
+  scheduled_.waiting = static_cast<int64_t>(scheduler_.waiting().size());
+  scheduled_.kv_usage = kv_.Usage();
+}
+
+void Instance::CopyScheduled(StepRecord& record) const {
+  record.scheduled_running = scheduled_.running;
+  record.scheduled_waiting = scheduled_.waiting;
+  record.scheduled_kv_usage = scheduled_.kv_usage;
 }
 
 void Instance::EndDecodeRun() {
@@ -606,6 +620,7 @@ bool Instance::FastDecode(SimTime until) {
     } else {
       duration = decode_cost_.TotalNs(context_sum, context_min, context_max);
     }
+    NoteScheduled();
     const SimTime start = t;
     last_active_ = t;
     step_start_ = t;
@@ -672,6 +687,7 @@ bool Instance::FastDecode(SimTime until) {
     Tally(t, chunks ? PromptTokensOf(shape) : 0, n + chunk_tokens);
     if (on_step_) {
       StepRecord record = RunStepRecord(start, duration, n, context_sum, context_max);
+      CopyScheduled(record);
       if (chunks) {
         DescribeBatch(shape, record);
         record.generated_tokens = n + chunk_tokens;
@@ -708,6 +724,10 @@ StepRecord Instance::RunStepRecord(SimTime start, SimTime duration, int64_t deco
   record.running = static_cast<int64_t>(scheduler_.running().size());
   record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
   record.kv_usage = decode_usage_;
+  // A quiet step schedules nothing that changes the queues or the pool.
+  record.scheduled_running = record.running;
+  record.scheduled_waiting = record.waiting;
+  record.scheduled_kv_usage = record.kv_usage;
   return record;
 }
 
@@ -841,10 +861,11 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // conversations -- records saved with it, holders restored from the live requests, a
 // count for tests that is not state; 2,488: a second such count; 1,848: the cache layout's
 // attention plan shared between instances instead of copied into each -- configuration,
-// not state.)
+// not state; 1,872: the queues and the pool as the step in progress was scheduled, scratch
+// that no checkpoint is taken across.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
-static_assert(sizeof(Instance) == 1848,
+static_assert(sizeof(Instance) == 1872,
               "Instance changed: save the new field in Instance::Save/Load");
 
 void Instance::Save(CheckpointWriter& w) const {

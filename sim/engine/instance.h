@@ -80,6 +80,13 @@ struct StepRecord {
   int64_t running = 0;           // after the step
   int64_t waiting = 0;
   double kv_usage = 0;
+  // The queues and the pool once the step was scheduled, before it ran. Under async
+  // scheduling vLLM schedules a step before it processes the previous one's outputs, so
+  // its stats at the previous step's end read these (v1/engine/core.py
+  // step_with_batch_queue: schedule, then update_from_output and make_stats).
+  int64_t scheduled_running = 0;
+  int64_t scheduled_waiting = 0;
+  double scheduled_kv_usage = 0;
 };
 
 class Instance {
@@ -224,6 +231,9 @@ class Instance {
     return config_.async_scheduling ? last_start : t;
   }
   // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
+  // The queues and the pool as they stand into scheduled_, and from there into a record.
+  void NoteScheduled();
+  void CopyScheduled(StepRecord& record) const;
   StepRecord RunStepRecord(SimTime start, SimTime duration, int64_t decodes, int64_t context_sum,
                            int64_t context_max) const;
   bool StartDecodeRun();
@@ -271,6 +281,12 @@ class Instance {
       AddTokens(*tally_, end / tally_interval_, prompt_tokens, generated_tokens);
   }
   const StepPlan* planned_ = nullptr;  // between PlanStep and FinishStep
+  // The queues and the pool once the step in progress was scheduled (StepRecord's
+  // scheduled_* fields): scratch between its planning and its record.
+  struct Scheduled {
+    int64_t running = 0, waiting = 0;
+    double kv_usage = 0;
+  } scheduled_;
   SchedulerConfig config_;
   int64_t steps_ = 0;
   SimTime busy_ = 0;

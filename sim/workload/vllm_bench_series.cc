@@ -11,7 +11,7 @@
 namespace fleetsim {
 namespace {
 
-std::optional<double> OptionalRate(const CsvReader& csv, const char* column) {
+std::optional<double> OptionalNonNegative(const CsvReader& csv, const char* column) {
   if (!csv.HasColumn(column)) return std::nullopt;
   const double rate = csv.Number(column);
   if (!std::isfinite(rate) || rate < 0) csv.Fail(column, "must be a non-negative number");
@@ -36,8 +36,11 @@ std::vector<VllmBenchTick> ReadVllmBenchSeries(const std::string& path) {
     tick.waiting = csv.Int("waiting");
     if (tick.running < 0) csv.Fail("running", "must not be negative");
     if (tick.waiting < 0) csv.Fail("waiting", "must not be negative");
-    tick.prompt_tokens_per_s = OptionalRate(csv, "prompt_throughput");
-    tick.generated_tokens_per_s = OptionalRate(csv, "gen_throughput");
+    tick.prompt_tokens_per_s = OptionalNonNegative(csv, "prompt_throughput");
+    tick.generated_tokens_per_s = OptionalNonNegative(csv, "gen_throughput");
+    tick.kv_cache_pct = OptionalNonNegative(csv, "kv_cache_pct");
+    if (tick.kv_cache_pct && *tick.kv_cache_pct > 100)
+      csv.Fail("kv_cache_pct", "must be at most 100");
     ticks.push_back(tick);
   }
   return ticks;

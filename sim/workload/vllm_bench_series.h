@@ -4,7 +4,9 @@
 // The series is the engine's own counters read once a tick: `t` is the tick's end in
 // seconds from the benchmark's start, the throughputs are tokens per second over the tick
 // (vLLM counts a prompt's tokens once, when its first token comes out, and every output
-// token as it is produced), running and waiting the queues at `t`. The benchmark starts a
+// token as it is produced), running and waiting the queues at `t`, kv_cache_pct the KV
+// pool's usage then (SchedulerStats.kv_cache_usage x 100: blocks held over usable blocks,
+// cached-but-free ones counted free; with DP the ranks' mean). The benchmark starts a
 // fraction of a second before the first request's queued_ts, which is time 0 of a replay.
 //
 //   std::vector<VllmBenchTick> ticks = ReadVllmBenchSeries("timeseries.csv");
@@ -26,6 +28,7 @@ struct VllmBenchTick {
   // Absent where the file has no such column.
   std::optional<double> prompt_tokens_per_s;
   std::optional<double> generated_tokens_per_s;
+  std::optional<double> kv_cache_pct;  // 0-100
 };
 
 // A tick's index on the run's clock: its end over the tick length, rounded.

@@ -274,6 +274,7 @@ std::vector<std::vector<std::string>> CsvRows(const std::filesystem::path& file)
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');)
       cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();  // an empty last cell
     rows.push_back(cells);
   }
   return rows;
@@ -347,20 +348,26 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   const auto [doc, written] = Pro6000LlamaWriting("--series-csv");
   const auto measured = CsvRows(run / "timeseries.csv");  // t,prompt,gen,running,waiting,kv
   ASSERT_FALSE(written.empty());
-  EXPECT_EQ(written[0],
-            (std::vector<std::string>{"t_s", "running_sim", "running_measured", "waiting_sim",
-                                      "waiting_measured", "output_tokens_per_s_sim",
-                                      "output_tokens_per_s_measured", "prompt_tokens_per_s_sim",
-                                      "prompt_tokens_per_s_measured"}));
+  EXPECT_EQ(
+      written[0],
+      (std::vector<std::string>{
+          "t_s", "running_sim", "running_measured", "waiting_sim", "waiting_measured",
+          "output_tokens_per_s_sim", "output_tokens_per_s_measured", "prompt_tokens_per_s_sim",
+          "prompt_tokens_per_s_measured", "kv_cache_pct_sim", "kv_cache_pct_measured"}));
   ASSERT_EQ(written.size(), measured.size());
   double outputs_sim = 0, prompts_sim = 0, running_error = 0;
   for (std::size_t i = 1; i < written.size(); ++i) {
-    ASSERT_EQ(written[i].size(), 9u);
+    ASSERT_EQ(written[i].size(), 11u);
     EXPECT_DOUBLE_EQ(std::stod(written[i][0]), std::stod(measured[i][0]));  // t
     EXPECT_EQ(std::stoll(written[i][2]), std::stoll(measured[i][3]));       // running
     EXPECT_EQ(std::stoll(written[i][4]), std::stoll(measured[i][4]));       // waiting
     EXPECT_DOUBLE_EQ(std::stod(written[i][6]), std::stod(measured[i][2]));  // output tokens
     EXPECT_DOUBLE_EQ(std::stod(written[i][8]), std::stod(measured[i][1]));  // prompt tokens
+    // This run's harness wrote 0 for the KV usage (it did not read it yet): not compared.
+    EXPECT_EQ(std::stod(measured[i][5]), 0.0);
+    EXPECT_EQ(written[i][10], "");
+    EXPECT_GE(std::stod(written[i][9]), 0.0);
+    EXPECT_LE(std::stod(written[i][9]), 100.0);
     outputs_sim += std::stod(written[i][5]);
     prompts_sim += std::stod(written[i][7]);
     running_error += std::abs(std::stod(written[i][1]) - std::stod(written[i][2]));
@@ -380,6 +387,10 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   EXPECT_EQ(series["prompt_mismatch"].as<double>(), 0);
   EXPECT_GT(series["origin_lead_s"].as<double>(), 0.07);
   EXPECT_LT(series["origin_lead_s"].as<double>(), 0.09);
+  EXPECT_TRUE(series["kv_cache_unrecorded"].as<bool>());
+  EXPECT_FALSE(series["kv_cache_pct_mae"]);
+  const auto text = RunFleetsim(args.substr(0, args.size() - std::string(" --json").size()));
+  EXPECT_NE(text.out.find("kv cache: not recorded"), std::string::npos) << text.out;
 
   const auto bad = RunFleetsim(args + " --series-csv /nonexistent-dir/series.csv");
   EXPECT_EQ(bad.exit_code, 2);
@@ -422,6 +433,45 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
   EXPECT_NE(no_tick.err.find("meta.json"), std::string::npos) << no_tick.err;
   EXPECT_NE(no_tick.err.find("tick_seconds"), std::string::npos) << no_tick.err;
   EXPECT_NE(no_tick.err.find("between 0.001 and 1e9 s"), std::string::npos) << no_tick.err;
+}
+
+// The RTX 4090 run recorded its KV pool's usage each tick (vLLM's kv_cache_usage): the
+// replay's follows it -- 2.1 points mean absolute error (docs/VALIDATION.md) -- the
+// summary's error is the rows' mean, and the rows carry the run's own column.
+TEST(ValidateCli, Rtx4090KvCacheUsageFollowsTheRuns) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  const auto data = testing::SharedDataDir();
+  const auto run = data / "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B";
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() / ("fleetsim-kv-series-" + std::to_string(::getpid()));
+  const std::string args =
+      "validate vllm-bench " + run.string() + " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16").string() +
+      " --model llama-3.1-8b";
+  const auto r = RunFleetsim(args + " --json --series-csv " + csv.string());
+  const auto rows = CsvRows(csv);
+  std::filesystem::remove(csv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto measured = CsvRows(run / "timeseries.csv");
+  ASSERT_EQ(rows.size(), measured.size());
+  double error = 0, saturated_low = 100;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 11u);
+    EXPECT_DOUBLE_EQ(std::stod(rows[i][10]), std::stod(measured[i][5]));
+    const double sim = std::stod(rows[i][9]);
+    error += std::abs(sim - std::stod(rows[i][10]));
+    if (std::stod(rows[i][10]) >= 95) saturated_low = std::min(saturated_low, sim);
+  }
+  const YAML::Node series = YAML::Load(r.out)["series"];
+  EXPECT_FALSE(series["kv_cache_unrecorded"].as<bool>());
+  EXPECT_NEAR(series["kv_cache_pct_mae"].as<double>(), error / static_cast<double>(rows.size() - 1),
+              1e-9);
+  EXPECT_NEAR(series["kv_cache_pct_measured_mean"].as<double>(), 92.74, 0.01);
+  EXPECT_LT(series["kv_cache_pct_mae"].as<double>(), 4.0);
+  // Where the run's pool was full (153 ticks at 95 % or more), the replay's was too.
+  EXPECT_GT(saturated_low, 85.0);
+  const auto text = RunFleetsim(args);
+  EXPECT_NE(text.out.find("kv cache: mean abs error"), std::string::npos) << text.out;
 }
 
 // The Llama runs on fleetsim's analytic bundles (analytic-15): issue 17's analytic targets

@@ -147,6 +147,9 @@ void ExpectIdentical(const Outcome& slow, const Outcome& fast) {
     EXPECT_EQ(slow.steps[i].generated_tokens, fast.steps[i].generated_tokens);
     EXPECT_EQ(slow.steps[i].preemptions, fast.steps[i].preemptions);
     EXPECT_DOUBLE_EQ(slow.steps[i].kv_usage, fast.steps[i].kv_usage);
+    EXPECT_EQ(slow.steps[i].scheduled_running, fast.steps[i].scheduled_running);
+    EXPECT_EQ(slow.steps[i].scheduled_waiting, fast.steps[i].scheduled_waiting);
+    EXPECT_DOUBLE_EQ(slow.steps[i].scheduled_kv_usage, fast.steps[i].scheduled_kv_usage);
     if (::testing::Test::HasFailure()) return;  // the first step that differs is enough
   }
 }

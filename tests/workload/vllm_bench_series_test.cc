@@ -83,7 +83,7 @@ TEST(VllmBenchSeries, WithoutAPromptColumnTheTicksStartAtTheFirstIntake) {
 TEST(VllmBenchSeries, ReadsEveryTickAndItsOptionalColumns) {
   const testing::TempFile file("timeseries.csv",
                                "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n"
-                               "1.0,9372.0,92.0,9,0,0.0\n"
+                               "1.0,9372.0,92.0,9,0,13.22\n"
                                "2.0,0,353.5,19,2,0.0\n");
   const std::vector<VllmBenchTick> ticks = ReadVllmBenchSeries(file.path());
   ASSERT_EQ(ticks.size(), 2u);
@@ -92,12 +92,15 @@ TEST(VllmBenchSeries, ReadsEveryTickAndItsOptionalColumns) {
   EXPECT_EQ(ticks[1].waiting, 2);
   EXPECT_EQ(ticks[0].prompt_tokens_per_s, 9372.0);
   EXPECT_EQ(ticks[1].generated_tokens_per_s, 353.5);
+  EXPECT_EQ(ticks[0].kv_cache_pct, 13.22);
+  EXPECT_EQ(ticks[1].kv_cache_pct, 0.0);
 
   const testing::TempFile bare("timeseries.csv", "t,running,waiting\n1,3,4\n");
   const std::vector<VllmBenchTick> plain = ReadVllmBenchSeries(bare.path());
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_FALSE(plain[0].prompt_tokens_per_s);
   EXPECT_FALSE(plain[0].generated_tokens_per_s);
+  EXPECT_FALSE(plain[0].kv_cache_pct);
 }
 
 TEST(VllmBenchSeries, BadValuesAreErrorsAtTheirLineAndColumn) {
@@ -109,6 +112,14 @@ TEST(VllmBenchSeries, BadValuesAreErrorsAtTheirLineAndColumn) {
   const testing::TempFile rate("timeseries.csv", "t,running,waiting,gen_throughput\n1,3,4,-5\n");
   EXPECT_EQ(testing::CatchInputError([&] { ReadVllmBenchSeries(rate.path()); }).field(),
             "gen_throughput");
+
+  for (const char* usage : {"-1", "100.5", "nan"}) {
+    const testing::TempFile kv(
+        "timeseries.csv", std::string("t,running,waiting,kv_cache_pct\n1,3,4,") + usage + "\n");
+    EXPECT_EQ(testing::CatchInputError([&] { ReadVllmBenchSeries(kv.path()); }).field(),
+              "kv_cache_pct")
+        << usage;
+  }
 
   const testing::TempFile missing("timeseries.csv", "t,running\n1,3\n");
   EXPECT_TRUE(testing::Mentions(
