@@ -66,13 +66,14 @@ void WriteRequestsCsv(const std::string& path, const std::vector<const RequestRe
   if (!file) throw OptionError("--requests-csv", path + ": cannot be written");
   std::fprintf(file,
                "request,arrival_s,input_tokens,output_tokens,dp_rank,ttft_sim_s,ttft_measured_s,"
-               "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s\n");
+               "tpot_sim_s,tpot_measured_s,e2e_sim_s,e2e_measured_s,preemptions_sim\n");
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const RequestRecord& r = *requests[i];
-    std::fprintf(file, "%s,%.6f,%lld,%lld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n", r.name.c_str(),
+    std::fprintf(file, "%s,%.6f,%lld,%lld,%d,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%lld\n", r.name.c_str(),
                  ToSeconds(r.arrival), static_cast<long long>(r.input_tokens),
                  static_cast<long long>(r.output_tokens), ranks.empty() ? 0 : ranks[i], sim.ttft[i],
-                 real.ttft[i], sim.tpot[i], real.tpot[i], sim.e2e[i], real.e2e[i]);
+                 real.ttft[i], sim.tpot[i], real.tpot[i], sim.e2e[i], real.e2e[i],
+                 static_cast<long long>(r.preemptions));
   }
   if (std::fclose(file) != 0) throw OptionError("--requests-csv", path + ": write failed");
 }
@@ -137,9 +138,15 @@ double Signed(double simulated, double measured) {
   return measured == 0 ? 0 : (simulated - measured) / measured;
 }
 
+// The replay's preemptions, which a vLLM-bench run does not record: in all, and the
+// requests preempted at least once.
+struct Preemptions {
+  int64_t total = 0, requests = 0;
+};
+
 void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,
             const std::optional<SeriesComparison>& series, int64_t requests, int64_t num_blocks,
-            int64_t out_of_grid) {
+            int64_t out_of_grid, const Preemptions& preempted) {
   const std::pair<const char*, const std::vector<double>*> metrics[] = {
       {"ttft", &sim.ttft}, {"tpot", &sim.tpot}, {"e2e", &sim.e2e}};
   const std::vector<double>* measured[] = {&real.ttft, &real.tpot, &real.e2e};
@@ -152,6 +159,8 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
     json.Field("num_gpu_blocks", num_blocks);
     json.Field("step_overhead_us", options.step_overhead_us);
     json.Field("out_of_grid_lookups", out_of_grid);
+    json.Field("preemptions_sim", preempted.total);
+    json.Field("preempted_requests_sim", preempted.requests);
     for (std::size_t m = 0; m < 3; ++m) {
       const Stats s = Summarize(*metrics[m].second);
       const Stats r = Summarize(*measured[m]);
@@ -236,6 +245,9 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
           series->origin.lead_s, 100 * series->origin.prompt_mismatch);
     }
   }
+  std::printf(
+      "preemptions: %lld in the replay, of %lld requests (the run does not record its own)\n",
+      static_cast<long long>(preempted.total), static_cast<long long>(preempted.requests));
   std::printf("out-of-grid table lookups: %lld\n", static_cast<long long>(out_of_grid));
 }
 
@@ -369,6 +381,7 @@ void Validate(const ValidateOptions& options) {
   for (std::size_t i = 0; i < records.size(); ++i)
     order[static_cast<std::size_t>(records[i].id)] = i;
   Latencies sim;
+  Preemptions preempted;
   std::vector<const RequestRecord*> in_order;
   std::vector<int32_t> rank_of;
   for (const std::size_t i : order) {
@@ -381,6 +394,8 @@ void Validate(const ValidateOptions& options) {
     // From the engine's intake, as the run's queued_ts is (RequestRecord::queued).
     sim.Add(ToSeconds(r.queued), ToSeconds(r.first_token), ToSeconds(r.finish), r.output_tokens);
     in_order.push_back(&r);
+    preempted.total += r.preemptions;
+    preempted.requests += r.preemptions > 0 ? 1 : 0;
     if (!ranks.empty()) rank_of.push_back(ranks[i]);
     series.prompts.push_back({r.first_token, r.input_tokens});
   }
@@ -393,7 +408,8 @@ void Validate(const ValidateOptions& options) {
         CompareSeries(*ticks, tick_s, FindSeriesOrigin(*ticks, tick_s, first_tokens), series);
     if (options.series_csv) WriteSeriesCsv(*options.series_csv, "--series-csv", *compared);
   }
-  Report(options, sim, real, compared, count, setup.num_blocks, setup.cost->OutOfGridLookups());
+  Report(options, sim, real, compared, count, setup.num_blocks, setup.cost->OutOfGridLookups(),
+         preempted);
   if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 
@@ -425,7 +441,7 @@ void AddValidateCommand(CLI::App& app) {
   bench->add_flag("--json", options->json, "Machine-readable output; errors as signed fractions");
   bench->add_option("--requests-csv", options->requests_csv,
                     "Write one row per request: simulated and measured TTFT, TPOT and E2E in "
-                    "seconds, and the DP rank that served it");
+                    "seconds, the DP rank that served it, and its preemptions in the replay");
   bench->add_option("--series-csv", options->series_csv,
                     "Write one row per tick of the run's timeseries.csv: running and waiting "
                     "requests, output and prompt tokens per second and KV cache usage, "

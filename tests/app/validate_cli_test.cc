@@ -313,15 +313,16 @@ TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
   const std::string args = Pro6000LlamaValidate();
   const auto [doc, written] = Pro6000LlamaWriting("--requests-csv");
   ASSERT_FALSE(written.empty());
-  EXPECT_EQ(written[0],
-            (std::vector<std::string>{"request", "arrival_s", "input_tokens", "output_tokens",
-                                      "dp_rank", "ttft_sim_s", "ttft_measured_s", "tpot_sim_s",
-                                      "tpot_measured_s", "e2e_sim_s", "e2e_measured_s"}));
+  EXPECT_EQ(written[0], (std::vector<std::string>{
+                            "request", "arrival_s", "input_tokens", "output_tokens", "dp_rank",
+                            "ttft_sim_s", "ttft_measured_s", "tpot_sim_s", "tpot_measured_s",
+                            "e2e_sim_s", "e2e_measured_s", "preemptions_sim"}));
   int rows = 0;
   double ttft_sim = 0, e2e_measured = 0;
   for (std::size_t i = 1; i < written.size(); ++i) {
     const std::vector<std::string>& cells = written[i];
-    ASSERT_EQ(cells.size(), 11u) << i;
+    ASSERT_EQ(cells.size(), 12u) << i;
+    EXPECT_EQ(cells[11], "0");                             // this run never fills its pool
     EXPECT_EQ(cells[0], "bench-" + std::to_string(rows));  // the run's order
     ttft_sim += std::stod(cells[5]);
     e2e_measured += std::stod(cells[10]);
@@ -330,6 +331,7 @@ TEST(ValidateCli, RequestsCsvHasEveryRequestAndAgreesWithTheSummary) {
   EXPECT_EQ(rows, 300);
   EXPECT_NEAR(ttft_sim / rows, doc["ttft"]["mean"]["simulated_s"].as<double>(), 1e-5);
   EXPECT_NEAR(e2e_measured / rows, doc["e2e"]["mean"]["measured_s"].as<double>(), 1e-5);
+  EXPECT_EQ(doc["preemptions_sim"].as<int>(), 0);
 
   const auto bad = RunFleetsim(args + " --requests-csv /nonexistent-dir/requests.csv");
   EXPECT_EQ(bad.exit_code, 2);
@@ -437,21 +439,28 @@ TEST(ValidateCli, SeriesCsvHasEveryTickBesideTheRunsOwn) {
 
 // The RTX 4090 run recorded its KV pool's usage each tick (vLLM's kv_cache_usage): the
 // replay's follows it -- 2.1 points mean absolute error (docs/VALIDATION.md) -- the
-// summary's error is the rows' mean, and the rows carry the run's own column.
-TEST(ValidateCli, Rtx4090KvCacheUsageFollowsTheRuns) {
+// summary's error is the rows' mean, and the rows carry the run's own column. Its pool is
+// full for most of the run, so the replay preempts; the summary's count is the requests'.
+TEST(ValidateCli, Rtx4090KvCacheUsageFollowsTheRunsAndItsPreemptionsAreCounted) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
   const auto run = data / "traces/llmservingsim_vllm_bench/RTX4090/Llama-3.1-8B";
-  const std::filesystem::path csv =
-      std::filesystem::temp_directory_path() / ("fleetsim-kv-series-" + std::to_string(::getpid()));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(::getpid());
+  const std::filesystem::path series_csv = dir / ("fleetsim-kv-series-" + tag);
+  const std::filesystem::path requests_csv = dir / ("fleetsim-kv-requests-" + tag);
   const std::string args =
       "validate vllm-bench " + run.string() + " --bundle " +
       (data / "profiles/llmservingsim/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16").string() +
       " --model llama-3.1-8b";
-  const auto r = RunFleetsim(args + " --json --series-csv " + csv.string());
-  const auto rows = CsvRows(csv);
-  std::filesystem::remove(csv);
+  const auto r = RunFleetsim(args + " --json --series-csv " + series_csv.string() +
+                             " --requests-csv " + requests_csv.string());
+  const auto rows = CsvRows(series_csv);
+  const auto requests = CsvRows(requests_csv);
+  std::filesystem::remove(series_csv);
+  std::filesystem::remove(requests_csv);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node doc = YAML::Load(r.out);
   const auto measured = CsvRows(run / "timeseries.csv");
   ASSERT_EQ(rows.size(), measured.size());
   double error = 0, saturated_low = 100;
@@ -462,7 +471,7 @@ TEST(ValidateCli, Rtx4090KvCacheUsageFollowsTheRuns) {
     error += std::abs(sim - std::stod(rows[i][10]));
     if (std::stod(rows[i][10]) >= 95) saturated_low = std::min(saturated_low, sim);
   }
-  const YAML::Node series = YAML::Load(r.out)["series"];
+  const YAML::Node series = doc["series"];
   EXPECT_FALSE(series["kv_cache_unrecorded"].as<bool>());
   EXPECT_NEAR(series["kv_cache_pct_mae"].as<double>(), error / static_cast<double>(rows.size() - 1),
               1e-9);
@@ -470,8 +479,24 @@ TEST(ValidateCli, Rtx4090KvCacheUsageFollowsTheRuns) {
   EXPECT_LT(series["kv_cache_pct_mae"].as<double>(), 4.0);
   // Where the run's pool was full (153 ticks at 95 % or more), the replay's was too.
   EXPECT_GT(saturated_low, 85.0);
+
+  int64_t preemptions = 0, preempted = 0;
+  ASSERT_EQ(requests.size(), 301u);
+  for (std::size_t i = 1; i < requests.size(); ++i) {
+    const int64_t n = std::stoll(requests[i][11]);
+    preemptions += n;
+    preempted += n > 0 ? 1 : 0;
+  }
+  EXPECT_GT(preemptions, 0);
+  EXPECT_EQ(doc["preemptions_sim"].as<int64_t>(), preemptions);
+  EXPECT_EQ(doc["preempted_requests_sim"].as<int64_t>(), preempted);
+
   const auto text = RunFleetsim(args);
   EXPECT_NE(text.out.find("kv cache: mean abs error"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("preemptions: " + std::to_string(preemptions) + " in the replay, of " +
+                          std::to_string(preempted) + " requests"),
+            std::string::npos)
+      << text.out;
 }
 
 // The Llama runs on fleetsim's analytic bundles (analytic-15): issue 17's analytic targets
