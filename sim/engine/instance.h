@@ -230,10 +230,10 @@ class Instance {
   SimTime AdmissionHorizon(SimTime last_start, SimTime t) const {
     return config_.async_scheduling ? last_start : t;
   }
-  // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
   // The queues and the pool as they stand into scheduled_, and from there into a record.
   void NoteScheduled();
   void CopyScheduled(StepRecord& record) const;
+  // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
   StepRecord RunStepRecord(SimTime start, SimTime duration, int64_t decodes, int64_t context_sum,
                            int64_t context_max) const;
   bool StartDecodeRun();
