@@ -318,6 +318,7 @@ void Validate(const ValidateOptions& options) {
             : DefaultCudagraphCaptureTokens(setup.engine.max_num_seqs,
                                             setup.engine.max_num_batched_tokens);
     dp_engine = MakeDpEngine(setup, dp, *budget.hardware, capture);
+    dp_engine->RecordScheduledState(true);
     lock_steps.requests_per_rank.assign(static_cast<std::size_t>(dp), 0);
     dp_engine->OnStep([&](const DpStepRecord& step) {
       series.AddStep(step.start, step.start + step.timing.total_ns,
@@ -330,6 +331,7 @@ void Validate(const ValidateOptions& options) {
     });
   } else {
     instance = setup.MakeInstance();
+    instance->RecordScheduledState(true);
     instance->OnStep([&](const StepRecord& step) {
       series.AddStep(step.start, step.start + step.duration,
                      {step.scheduled_running, step.scheduled_waiting, step.scheduled_kv_usage},

@@ -101,6 +101,12 @@ void DpEngine::AssignArrivals() {
   }
 }
 
+void DpEngine::RecordScheduledState(bool on) {
+  record_scheduled_ = on;
+  for (auto& rank : ranks_)
+    rank->RecordScheduledState(on);
+}
+
 void DpEngine::OnRankStep(RankStepObserver observer) {
   on_rank_step_ = std::move(observer);
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -227,10 +233,12 @@ void DpEngine::RunUntil(SimTime until) {
     DpStepRecord record;
     record.start = now_;
     record.timing = timing;
-    for (const auto& rank : ranks_) {
-      record.scheduled_running += rank->num_running();
-      record.scheduled_waiting += rank->num_waiting();
-      record.scheduled_kv_usage += rank->kv_cache().Usage() / static_cast<double>(ranks_.size());
+    if (record_scheduled_) {
+      for (const auto& rank : ranks_) {
+        record.scheduled_running += rank->num_running();
+        record.scheduled_waiting += rank->num_waiting();
+        record.scheduled_kv_usage += rank->kv_cache().Usage() / static_cast<double>(ranks_.size());
+      }
     }
     last_active_ = now_;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -247,15 +255,17 @@ void DpEngine::RunUntil(SimTime until) {
           dummy.running = rank.num_running();
           dummy.waiting = rank.num_waiting();
           dummy.kv_usage = rank.kv_cache().Usage();
-          dummy.scheduled_running = dummy.running;
-          dummy.scheduled_waiting = dummy.waiting;
-          dummy.scheduled_kv_usage = dummy.kv_usage;
+          if (record_scheduled_) {
+            dummy.scheduled_running = dummy.running;
+            dummy.scheduled_waiting = dummy.waiting;
+            dummy.scheduled_kv_usage = dummy.kv_usage;
+          }
           on_rank_step_(static_cast<int>(r), dummy);
         }
       }
       record.running += rank.num_running();
       record.waiting += rank.num_waiting();
-      record.kv_usage += rank.kv_cache().Usage() / static_cast<double>(ranks_.size());
+      if (on_step_) record.kv_usage += rank.kv_cache().Usage() / static_cast<double>(ranks_.size());
     }
     busy_ += timing.total_ns;
     now_ = end;
@@ -283,12 +293,12 @@ std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
 // tests/engine/dp_engine_test.cc catches a field that padding hides.
 static_assert(sizeof(DpRankChooser) == 40,
               "DpRankChooser changed: save the new field in DpRankChooser::Save/Load");
-static_assert(sizeof(DpEngine) == 496,
+static_assert(sizeof(DpEngine) == 504,
               "DpEngine changed: save the new field in DpEngine::Save/Load");
 
 void DpEngine::Save(CheckpointWriter& w) const {
   // cost_, dp_group_, hidden_, capture_tokens_ and mask_ are configuration, rebuilt
-  // from the cluster config; on_step_ and on_rank_step_ are the caller's.
+  // from the cluster config; on_step_, on_rank_step_ and record_scheduled_ are the caller's.
   w.U64(ranks_.size());
   for (const auto& rank : ranks_)
     rank->Save(w);

@@ -132,6 +132,9 @@ class DpEngine {
   // Runs every lock-step that starts before `until`; one in progress may end after it.
   void RunUntil(SimTime until);
   void OnStep(std::function<void(const DpStepRecord&)> observer) { on_step_ = std::move(observer); }
+  // Whether the records, the lock-steps' and the ranks', carry the queues and the pool as
+  // each step was scheduled (Instance::RecordScheduledState); off by default.
+  void RecordScheduledState(bool on);
   // Called for every rank, in rank order, at every lock-step's end: the rank's own step,
   // or its dummy batch (a record with no tokens, the lock-step's start and duration, the
   // rank's queues).
@@ -203,6 +206,7 @@ class DpEngine {
   // sees (the engines publish after a step ends).
   std::vector<DpLoad> loads_before_step_;
   std::function<void(const DpStepRecord&)> on_step_;
+  bool record_scheduled_ = false;
   RankStepObserver on_rank_step_;
 };
 

@@ -228,7 +228,7 @@ std::optional<BatchShape> Instance::PlanStep() {
   HideLastFinishes(false);
   if (plan.empty()) return std::nullopt;
   planned_ = &plan;
-  NoteScheduled();
+  if (record_scheduled_) NoteScheduled();
   return ShapeOf(plan);
 }
 
@@ -261,7 +261,7 @@ void Instance::FinishStep(const BatchShape& shape, SimTime duration) {
     step.running = static_cast<int64_t>(scheduler_.running().size());
     step.waiting = static_cast<int64_t>(scheduler_.waiting().size());
     step.kv_usage = kv_.Usage();
-    CopyScheduled(step);
+    if (record_scheduled_) CopyScheduled(step);
     on_step_(step);
   }
 }
@@ -620,7 +620,7 @@ bool Instance::FastDecode(SimTime until) {
     } else {
       duration = decode_cost_.TotalNs(context_sum, context_min, context_max);
     }
-    NoteScheduled();
+    if (record_scheduled_) NoteScheduled();
     const SimTime start = t;
     last_active_ = t;
     step_start_ = t;
@@ -687,7 +687,7 @@ bool Instance::FastDecode(SimTime until) {
     Tally(t, chunks ? PromptTokensOf(shape) : 0, n + chunk_tokens);
     if (on_step_) {
       StepRecord record = RunStepRecord(start, duration, n, context_sum, context_max);
-      CopyScheduled(record);
+      if (record_scheduled_) CopyScheduled(record);
       if (chunks) {
         DescribeBatch(shape, record);
         record.generated_tokens = n + chunk_tokens;
@@ -724,10 +724,12 @@ StepRecord Instance::RunStepRecord(SimTime start, SimTime duration, int64_t deco
   record.running = static_cast<int64_t>(scheduler_.running().size());
   record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
   record.kv_usage = decode_usage_;
-  // A quiet step schedules nothing that changes the queues or the pool.
-  record.scheduled_running = record.running;
-  record.scheduled_waiting = record.waiting;
-  record.scheduled_kv_usage = record.kv_usage;
+  if (record_scheduled_) {
+    // A quiet step schedules nothing that changes the queues or the pool.
+    record.scheduled_running = record.running;
+    record.scheduled_waiting = record.waiting;
+    record.scheduled_kv_usage = record.kv_usage;
+  }
   return record;
 }
 
@@ -862,7 +864,8 @@ std::vector<RequestRecord> LoadRecords(CheckpointReader& r) {
 // count for tests that is not state; 2,488: a second such count; 1,848: the cache layout's
 // attention plan shared between instances instead of copied into each -- configuration,
 // not state; 1,872: the queues and the pool as the step in progress was scheduled, scratch
-// that no checkpoint is taken across.)
+// that no checkpoint is taken across, and whether records carry them, the caller's setting
+// like the step observer.)
 static_assert(sizeof(RequestRecord) == 120,
               "RequestRecord changed: save the new field in SaveRecord/LoadRecord");
 static_assert(sizeof(Instance) == 1872,

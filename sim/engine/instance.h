@@ -120,6 +120,10 @@ class Instance {
   int64_t fast_decode_pool_steps() const { return fast_decode_pool_steps_; }
   // Called at every step end with the step's record; empty by default.
   void OnStep(std::function<void(const StepRecord&)> observer) { on_step_ = std::move(observer); }
+  // Whether the records carry the queues and the pool as each step was scheduled
+  // (StepRecord::scheduled_*, for comparing with vLLM's own stats); off by default, as
+  // it costs every step a look at the queues.
+  void RecordScheduledState(bool on) { record_scheduled_ = on; }
   // Adds every step's prompt and generated tokens to `tally`, by the `interval` its end
   // falls in (the fleet's /timeseries), without building a step record: for a caller that
   // needs only these. `tally` must outlive the instance's steps; nullptr stops.
@@ -291,6 +295,7 @@ class Instance {
   int64_t steps_ = 0;
   SimTime busy_ = 0;
   bool fast_decode_ = true;
+  bool record_scheduled_ = false;
   int64_t fast_decode_steps_ = 0;
   int64_t fast_decode_pool_steps_ = 0;
   // The decode run in progress (FastDecode): one lane per running request, in running

@@ -63,6 +63,7 @@ Outcome Simulate(const std::function<std::unique_ptr<Instance>()>& make, int64_t
                  uint32_t seed, bool fast, const Traffic& traffic = {}) {
   std::unique_ptr<Instance> instance = make();
   instance->SetFastDecode(fast);
+  instance->RecordScheduledState(true);
   Outcome outcome;
   instance->OnStep([&](const StepRecord& s) {
     outcome.steps.push_back(s);
