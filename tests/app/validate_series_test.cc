@@ -3,6 +3,7 @@
 // where the run recorded it.
 #include "app/validate_series.h"
 
+#include <optional>
 #include <vector>
 
 #include <gtest/gtest.h>
