@@ -48,9 +48,10 @@ class ErrorSum {
 
 void SimulatedSeries::AddStep(SimTime start, SimTime end, const Queues& scheduled,
                               const Queues& after) {
-  if (async_scheduling && start == last_end) states.push_back({start, scheduled});
+  // The last state is the previous step's end.
+  if (async_scheduling && !states.empty() && states.back().t == start)
+    states.push_back({start, scheduled});
   states.push_back({end, after});
-  last_end = end;
 }
 
 SeriesComparison CompareSeries(const std::vector<VllmBenchTick>& ticks, double tick_s,

@@ -35,7 +35,6 @@ struct SimulatedSeries {
   void AddStep(SimTime start, SimTime end, const Queues& scheduled, const Queues& after);
 
   bool async_scheduling = false;
-  SimTime last_end = -1;
   struct Tokens {
     SimTime t;
     int64_t tokens;

@@ -687,7 +687,6 @@ bool Instance::FastDecode(SimTime until) {
     Tally(t, chunks ? PromptTokensOf(shape) : 0, n + chunk_tokens);
     if (on_step_) {
       StepRecord record = RunStepRecord(start, duration, n, context_sum, context_max);
-      if (record_scheduled_) CopyScheduled(record);
       if (chunks) {
         DescribeBatch(shape, record);
         record.generated_tokens = n + chunk_tokens;
@@ -724,18 +723,15 @@ StepRecord Instance::RunStepRecord(SimTime start, SimTime duration, int64_t deco
   record.running = static_cast<int64_t>(scheduler_.running().size());
   record.waiting = static_cast<int64_t>(scheduler_.waiting().size());
   record.kv_usage = decode_usage_;
-  if (record_scheduled_) {
-    // A quiet step schedules nothing that changes the queues or the pool.
-    record.scheduled_running = record.running;
-    record.scheduled_waiting = record.waiting;
-    record.scheduled_kv_usage = record.kv_usage;
-  }
+  if (record_scheduled_) CopyScheduled(record);
   return record;
 }
 
 SimTime Instance::QuietSteps(int64_t& step, int64_t end, SimTime t, SimTime until,
                              SimTime arrival) {
   const auto n = static_cast<int64_t>(lanes_.size());
+  // Quiet steps schedule nothing that changes the queues or the pool.
+  if (record_scheduled_) NoteScheduled();
   do {
     const int64_t context_sum = lane_sums_.context_sum + step * n;
     const int64_t context_max = lane_sums_.context_max + step;

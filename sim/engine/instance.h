@@ -237,7 +237,8 @@ class Instance {
   // The queues and the pool as they stand into scheduled_, and from there into a record.
   void NoteScheduled();
   void CopyScheduled(StepRecord& record) const;
-  // The record of a run step of `decodes` decodes alone; a step with chunks adds them.
+  // The record of a run step of `decodes` decodes alone; a step with chunks adds them. Its
+  // scheduled state is the last NoteScheduled's.
   StepRecord RunStepRecord(SimTime start, SimTime duration, int64_t decodes, int64_t context_sum,
                            int64_t context_max) const;
   bool StartDecodeRun();
