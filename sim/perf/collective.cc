@@ -135,6 +135,42 @@ double CollectiveModel::ExpertDispatchCombineUs(int64_t tokens, int64_t hidden,
                 static_cast<double>(ExpertCombineBytes(tokens, hidden, bytes)));
 }
 
+double CollectiveModel::ExpertDispatchCombineUs(std::span<const int64_t> rank_tokens,
+                                                int64_t hidden, int num_experts) const {
+  if (ranks_ <= 1 || rank_tokens.empty()) return 0;
+  int64_t tokens = 0;
+  bool equal = true;
+  for (const int64_t t : rank_tokens) {
+    tokens += t;
+    equal = equal && t == rank_tokens.front();
+  }
+  // cuda_communicator.py: all_gatherv drops equal sizes for a plain all-gather, and
+  // reduce_scatterv keeps reduce_scatter for them.
+  if (equal) return ExpertDispatchCombineUs(tokens, hidden, num_experts);
+  const auto bytes = static_cast<int64_t>(act_bytes_);
+  return RootedGroupUs(
+             NcclCollective::kBroadcast, rank_tokens,
+             [&](int64_t t) { return ExpertDispatchBytes(t, hidden, num_experts, bytes); }) +
+         RootedGroupUs(NcclCollective::kReduce, rank_tokens,
+                       [&](int64_t t) { return ExpertCombineBytes(t, hidden, bytes); });
+}
+
+template <typename BytesOf>
+double CollectiveModel::RootedGroupUs(NcclCollective collective,
+                                      std::span<const int64_t> rank_tokens,
+                                      BytesOf bytes_of) const {
+  double latency = 0;
+  double transfer = 0;
+  for (const int64_t t : rank_tokens) {
+    if (t <= 0) continue;
+    const auto b = static_cast<double>(bytes_of(t));
+    const NcclChoice c = nccl_->Choose(collective, b);
+    latency = std::max(latency, c.latency_us);
+    transfer += b / (1000 * c.bandwidth_gbs);
+  }
+  return c_.nccl_latency_scale * latency + transfer / c_.nccl_bandwidth_efficiency;
+}
+
 // Each rank sends its tokens' top_k copies, spread evenly over the ranks, and receives the
 // results back: two all-to-alls of tokens / ranks x top_k hidden states per rank.
 double CollectiveModel::ExpertAllToAllUs(int64_t tokens, int64_t hidden, int top_k) const {

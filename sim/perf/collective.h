@@ -8,7 +8,9 @@
 //   - expert parallelism's exchange, as vLLM 0.19 runs it by default (all2all_backend
 //     "allgather_reducescatter", device_communicators/all2all.py AgRsAll2AllManager):
 //     dispatch all-gathers each token's hidden state with its router logits (one per
-//     expert), combine reduce-scatters the hidden states; and a true all-to-all
+//     expert), combine reduce-scatters the hidden states -- with ranks of unequal token
+//     counts, a group of broadcasts and one of reduces, one rooted at each rank (vLLM's
+//     all_gatherv and reduce_scatterv); and a true all-to-all
 //     (grouped send/receive) for the backends that exchange only routed tokens.
 // Costs are NCCL's own model (perf/nccl_model.h) and kernel models for vLLM's and
 // PyTorch's all-reduces, with the constants of perf/collective_constants.h.
@@ -19,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "model/dtype.h"
@@ -62,6 +65,15 @@ class CollectiveModel {
   // `tokens` tokens in all its ranks, which the dispatch gathers everywhere with their
   // router logits over `num_experts`, `hidden` wide.
   double ExpertDispatchCombineUs(int64_t tokens, int64_t hidden, int num_experts) const;
+  // The same with each rank's own token count, one per rank of the group. Equal counts
+  // are the all-gather and reduce-scatter above; unequal ones take vLLM's all_gatherv and
+  // reduce_scatterv (device_communicators/cuda_communicator.py, pynccl.py): one NCCL group
+  // of a broadcast per rank of its tokens, and one of a reduce per rank of its tokens'
+  // outputs to it. A group is one launch whose operations share the channels: it pays
+  // the longest operation's latency once and every operation's bytes at its bandwidth, so
+  // the busiest rank's share crosses the links alone instead of 1/n of the whole.
+  double ExpertDispatchCombineUs(std::span<const int64_t> rank_tokens, int64_t hidden,
+                                 int num_experts) const;
   // What that dispatch and combine move, at `act_bytes` per element.
   static int64_t ExpertDispatchBytes(int64_t tokens, int64_t hidden, int num_experts,
                                      int64_t act_bytes) {
@@ -79,6 +91,10 @@ class CollectiveModel {
   const NcclModel* nccl() const { return nccl_.get(); }
 
  private:
+  // A group of one `collective` per rank, rooted there, of bytes_of(that rank's tokens).
+  template <typename BytesOf>
+  double RootedGroupUs(NcclCollective collective, std::span<const int64_t> rank_tokens,
+                       BytesOf bytes_of) const;
   double Calibrated(const NcclChoice& c, double bytes, double latency_scale,
                     double efficiency) const;
 

@@ -61,6 +61,10 @@ std::string_view NameOf(NcclCollective collective) {
       return "reduce_scatter";
     case NcclCollective::kAllReduce:
       return "all_reduce";
+    case NcclCollective::kBroadcast:
+      return "broadcast";
+    case NcclCollective::kReduce:
+      return "reduce";
   }
   return "?";
 }
@@ -113,11 +117,14 @@ NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
   // PATH_NVB) on one compute capability.
   const bool ll128 = topology.nvlink;
   for (const NcclCollective coll :
-       {NcclCollective::kAllGather, NcclCollective::kReduceScatter, NcclCollective::kAllReduce}) {
+       {NcclCollective::kAllGather, NcclCollective::kReduceScatter, NcclCollective::kAllReduce,
+        NcclCollective::kBroadcast, NcclCollective::kReduce}) {
     const bool all_reduce = coll == NcclCollective::kAllReduce;
-    const int nsteps = all_reduce ? 2 * (n - 1) : n - 1;
+    const bool rooted = coll == NcclCollective::kBroadcast || coll == NcclCollective::kReduce;
+    const int nsteps = all_reduce ? 2 * (n - 1) : rooted ? n : n - 1;
     for (int a = 0; a < 3; ++a) {
       if (!all_reduce && a == kTree) continue;  // all-gather, reduce-scatter: ring, NVLS (PAT off)
+      if (rooted && a != kRing) continue;       // broadcast, reduce: ring only
       const NcclGraph& g = *graphs[a];
       for (int p = 0; p < 3; ++p) {
         if (a == kNvls && p != kSimple) continue;
@@ -144,7 +151,9 @@ NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
         Bw(coll, algo, proto) = bus;
         const double intra = hw_latency[a][p];
         double lat = kBaseLatency[a][p];
-        if (a == kRing) lat += nsteps * intra;
+        // A rooted ring on channels that are all the same ring (sameChannels, what a node's
+        // search settles on) pays one hop's latency: the chunks pipeline down it.
+        if (a == kRing) lat += rooted ? intra : nsteps * intra;
         if (a == kTree) lat += 2 * ((n - 1) * intra);
         if (a == kNvls) lat = intra;
         Lat(coll, algo, proto) = lat;

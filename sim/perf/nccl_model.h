@@ -21,7 +21,9 @@
 
 namespace fleetsim {
 
-enum class NcclCollective { kAllGather, kReduceScatter, kAllReduce };
+// Broadcast and reduce are ring-only (tuning.cc); vLLM groups one per rank for the uneven
+// all-gather and reduce-scatter of expert parallelism (pynccl.py all_gatherv, reduce_scatterv).
+enum class NcclCollective { kAllGather, kReduceScatter, kAllReduce, kBroadcast, kReduce };
 enum class NcclAlgorithm { kTree, kRing, kNvls };
 enum class NcclProtocol { kLL, kLL128, kSimple };
 
@@ -42,9 +44,9 @@ class NcclModel {
   explicit NcclModel(const NcclTopology& topology);
 
   // NCCL's choice for `bytes` (nccl-tests' size: the whole buffer; for all-gather the
-  // gathered output, for reduce-scatter the input). NVLS reduces only some types
-  // (enqueue.cc: ncclNvlsSupported -- 16- and 32-bit floats and 32/64-bit integers, not
-  // int8), all-gathers any: `nvls_type` says whether the reduction's type is one.
+  // gathered output, for reduce-scatter the input, for broadcast and reduce the root's). NVLS
+  // reduces only some types (enqueue.cc: ncclNvlsSupported -- 16- and 32-bit floats and 32/64-bit
+  // integers, not int8), all-gathers any: `nvls_type` says whether the reduction's type is one.
   NcclChoice Choose(NcclCollective collective, double bytes, bool nvls_type = true) const;
 
   // The table entries (latency us, algorithm bandwidth GB/s; bandwidth 0: not available).
@@ -61,7 +63,7 @@ class NcclModel {
   const NcclTopology& topology() const { return topology_; }
 
  private:
-  static constexpr int kColls = 3, kAlgos = 3, kProtos = 3;
+  static constexpr int kColls = 5, kAlgos = 3, kProtos = 3;
   double& Lat(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
   double& Bw(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
 

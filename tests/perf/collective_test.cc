@@ -2,7 +2,9 @@
 // from NCCL 2.29.2's and vLLM 0.19.0's source (the comments show the arithmetic).
 #include "perf/collective.h"
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -257,6 +259,28 @@ TEST(CollectiveModel, KernelModelsAndTheirChoice) {
   EXPECT_EQ(CollectiveModel(Gpu("H100-SXM"), 1, Dtype::kBfloat16).AllReduceUs(1 << 20), 0);
 }
 
+// Broadcast and reduce (vLLM's uneven all-gather and reduce-scatter): ring only, one ring step
+// of bandwidth (algorithm bandwidth = bus bandwidth, nsteps = nRanks) and, on a node's
+// identical channels, one hop of latency. RTX PRO 6000 pair: 2 channels x 24 GB/s over PCIe.
+TEST(NcclModel, BroadcastAndReduceAreOneRingPass) {
+  const NcclModel pair(SearchNcclTopology(Gpu("RTX-PRO-6000"), 2));
+  for (const NcclCollective c : {NcclCollective::kBroadcast, NcclCollective::kReduce}) {
+    EXPECT_DOUBLE_EQ(pair.BandwidthGBs(c, NcclAlgorithm::kRing, NcclProtocol::kSimple), 48);
+    EXPECT_DOUBLE_EQ(pair.LatencyUs(c, NcclAlgorithm::kRing, NcclProtocol::kSimple), 8.4 + 5.7);
+    // LL: half the bus bandwidth (under the Blackwell cap), its PCIe hop 1.0 us.
+    EXPECT_DOUBLE_EQ(pair.BandwidthGBs(c, NcclAlgorithm::kRing, NcclProtocol::kLL), 24);
+    EXPECT_DOUBLE_EQ(pair.LatencyUs(c, NcclAlgorithm::kRing, NcclProtocol::kLL), 6.6 + 1.0);
+    EXPECT_EQ(pair.BandwidthGBs(c, NcclAlgorithm::kTree, NcclProtocol::kSimple), 0);
+    EXPECT_EQ(pair.Choose(c, 64.0 * kMiB).algorithm, NcclAlgorithm::kRing);
+  }
+  // The all-gather of the same bytes moves half of them over each link direction.
+  EXPECT_DOUBLE_EQ(
+      pair.BandwidthGBs(NcclCollective::kAllGather, NcclAlgorithm::kRing, NcclProtocol::kSimple),
+      96);
+  EXPECT_EQ(NameOf(NcclCollective::kBroadcast), "broadcast");
+  EXPECT_EQ(NameOf(NcclCollective::kReduce), "reduce");
+}
+
 // Expert parallelism: dispatch all-gathers the hidden states and the router logits (bf16,
 // one per expert); combine reduce-scatters the hidden states.
 TEST(CollectiveModel, ExpertParallelExchange) {
@@ -273,6 +297,42 @@ TEST(CollectiveModel, ExpertParallelExchange) {
   // The all-to-all form: twice (dispatch and combine) 256 tokens x 8 copies x 4 KiB.
   EXPECT_NEAR(ep2.ExpertAllToAllUs(512, 2048, 8), 2 * ep2.AllToAllUs(256 * 8 * 2048 * 2.0), 1e-9);
   EXPECT_EQ(ep2.ExpertDispatchCombineUs(0, 2048, 128), 0);
+}
+
+// Per-rank counts: equal ones are the all-gather and reduce-scatter; unequal ones a group
+// of broadcasts and one of reduces, rooted at each rank (vLLM's all_gatherv and
+// reduce_scatterv), paying the longest latency once and every root's bytes.
+TEST(CollectiveModel, UnequalExpertExchangeIsRootedGroups) {
+  const CollectiveModel ep2(Gpu("RTX-PRO-6000"), 2, Dtype::kBfloat16);
+  const int64_t equal[] = {256, 256};
+  EXPECT_DOUBLE_EQ(ep2.ExpertDispatchCombineUs(equal, 2048, 128),
+                   ep2.ExpertDispatchCombineUs(512, 2048, 128));
+  const CollectiveConstants k;
+  const NcclModel& nccl = *ep2.nccl();
+  const auto group = [&](NcclCollective c, std::initializer_list<double> bytes) {
+    double latency = 0, transfer = 0;
+    for (const double b : bytes) {
+      const NcclChoice choice = nccl.Choose(c, b);
+      latency = std::max(latency, choice.latency_us);
+      transfer += b / (1000 * choice.bandwidth_gbs);
+    }
+    return k.nccl_latency_scale * latency + transfer / k.nccl_bandwidth_efficiency;
+  };
+  // A 1,417-token prefill beside 47 decodes: 2 x 2,176 and 2 x 2,048 bytes a token.
+  const int64_t uneven[] = {1417, 47};
+  const double expected = group(NcclCollective::kBroadcast, {1417 * 4352.0, 47 * 4352.0}) +
+                          group(NcclCollective::kReduce, {1417 * 4096.0, 47 * 4096.0});
+  EXPECT_NEAR(ep2.ExpertDispatchCombineUs(uneven, 2048, 128), expected, 1e-9);
+  // The big rank's share crosses alone: close to twice the balanced exchange of as many
+  // tokens, whose all-gather moves half of them each way.
+  const double balanced = ep2.ExpertDispatchCombineUs(1464, 2048, 128);
+  EXPECT_GT(ep2.ExpertDispatchCombineUs(uneven, 2048, 128), 1.7 * balanced);
+  EXPECT_LT(ep2.ExpertDispatchCombineUs(uneven, 2048, 128), 2.0 * balanced);
+  // One rank: nothing to exchange.
+  const int64_t one[] = {100};
+  EXPECT_EQ(CollectiveModel(Gpu("RTX-PRO-6000"), 1, Dtype::kBfloat16)
+                .ExpertDispatchCombineUs(one, 2048, 128),
+            0);
 }
 
 }  // namespace
