@@ -185,22 +185,38 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
     all_graphs = all_graphs && padded > 0;
     most = std::max(most, padded);
   }
-  DpStepTiming t;
-  for (std::size_t r = 0; r < shapes.size(); ++r) {
+  const auto run_of = [&](std::size_t r) {
     const int64_t padded = CudagraphPaddedTokens(tokens_of(r), capture_tokens_);
-    const int64_t run = all_graphs ? most : padded > 0 ? padded : tokens_of(r);
+    return all_graphs ? most : padded > 0 ? padded : tokens_of(r);
+  };
+  DpStepTiming t;
+  const int64_t first_run = shapes.empty() ? 0 : run_of(0);
+  bool equal_runs = true;
+  for (std::size_t r = 0; r < shapes.size(); ++r) {
+    const int64_t run = run_of(r);
     t.slowest_rank_ns =
         std::max(t.slowest_rank_ns,
                  cost_.CostOutsideMoe(shapes[r] ? *shapes[r] : BatchShape(), run).total_ns);
     t.gathered_tokens += run;
+    equal_runs = equal_runs && run == first_run;
   }
   const auto gathered = static_cast<double>(t.gathered_tokens);
   t.masked_ns = std::llround(cost_.moe_layers() * mask_.LayerUs(gathered) * 1000.0);
   t.moe_ns = std::llround(cost_.ExpertShardMoeUs(gathered, static_cast<int>(ranks)) * 1000.0) +
              t.masked_ns;
-  t.exchange_ns = std::llround(
-      cost_.moe_layers() *
-      dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_experts()) * 1000.0);
+  // Unequal runs (a rank eager) exchange by rooted groups, priced on each rank's count;
+  // equal ones, the lock-steps under CUDA graphs, need no list of counts.
+  double exchange_us = 0;
+  if (equal_runs) {
+    exchange_us =
+        dp_group_.ExpertDispatchCombineUs(t.gathered_tokens, hidden_, cost_.moe_experts());
+  } else {
+    std::vector<int64_t> runs(shapes.size());
+    for (std::size_t r = 0; r < shapes.size(); ++r)
+      runs[r] = run_of(r);
+    exchange_us = dp_group_.ExpertDispatchCombineUs(runs, hidden_, cost_.moe_experts());
+  }
+  t.exchange_ns = std::llround(cost_.moe_layers() * exchange_us * 1000.0);
   t.total_ns = t.slowest_rank_ns + t.moe_ns + t.exchange_ns;
   return t;
 }

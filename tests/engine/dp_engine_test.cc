@@ -168,6 +168,13 @@ TEST_F(DpEngineTest, IdleRankRunsADummyBatchAndTheStepIsTheSlowestPlusTheExperts
   EXPECT_EQ(eager.gathered_tokens, 304);
   EXPECT_EQ(eager.slowest_rank_ns, std::max(setup_.cost->CostOutsideMoe(big, 300).total_ns,
                                             setup_.cost->CostOutsideMoe(decodes, 4).total_ns));
+  // Unequal counts: the exchange is vLLM's all_gatherv / reduce_scatterv, a broadcast and
+  // a reduce rooted at each rank, priced on each rank's own count.
+  const int64_t runs[] = {300, 4};
+  EXPECT_EQ(eager.exchange_ns,
+            std::llround(48 * group.ExpertDispatchCombineUs(runs, 2048, 128) * 1000));
+  EXPECT_GT(eager.exchange_ns,
+            std::llround(48 * group.ExpertDispatchCombineUs(304, 2048, 128) * 1000));
   EXPECT_EQ(Engine(0)->Time({decodes, std::nullopt}).gathered_tokens, 4);  // no CUDA graphs
 
   // Both idle (a wave's trailing dummy steps): two 1-token dummy batches.
