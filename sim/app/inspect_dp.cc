@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/format.h"
 #include "core/input_error.h"
@@ -12,16 +13,18 @@
 namespace fleetsim {
 namespace {
 
-// What CollectiveModel::ExpertDispatchCombineUs moves for `gathered` tokens.
-DpExchange Exchange(const char* batch, int64_t tokens_per_rank, const DpReport& r,
-                    const ModelCard& card, const CollectiveModel* group,
+// What CollectiveModel::ExpertDispatchCombineUs moves when the first rank runs
+// `tokens_per_rank` tokens and every other rank `other_rank_tokens` (CUDA graphs pad every
+// rank to the largest within the capture size; beyond it each keeps its own).
+DpExchange Exchange(const char* batch, int64_t tokens_per_rank, int64_t other_rank_tokens,
+                    const DpReport& r, const ModelCard& card, const CollectiveModel* group,
                     const ExpertMaskCost* mask) {
   DpExchange e;
   e.batch = batch;
   e.tokens_per_rank = tokens_per_rank;
-  // CUDA graphs pad every rank to the largest within the capture size; beyond it each
-  // keeps its own (here: all ranks alike, so both give DP x the batch).
-  e.gathered_tokens = tokens_per_rank * r.dp;
+  e.other_rank_tokens = other_rank_tokens;
+  e.rooted = other_rank_tokens != tokens_per_rank;
+  e.gathered_tokens = tokens_per_rank + other_rank_tokens * (r.dp - 1);
   const int64_t act_bytes = BytesOf(card.dtype);
   const int experts = card.moe->num_experts;
   e.dispatch_bytes =
@@ -29,7 +32,9 @@ DpExchange Exchange(const char* batch, int64_t tokens_per_rank, const DpReport& 
   e.combine_bytes =
       CollectiveModel::ExpertCombineBytes(e.gathered_tokens, card.hidden_size, act_bytes);
   if (group) {
-    e.per_layer_us = group->ExpertDispatchCombineUs(e.gathered_tokens, card.hidden_size, experts);
+    std::vector<int64_t> ranks(static_cast<std::size_t>(r.dp), other_rank_tokens);
+    ranks.front() = tokens_per_rank;
+    e.per_layer_us = group->ExpertDispatchCombineUs(ranks, card.hidden_size, experts);
     e.per_step_us = *e.per_layer_us * r.moe_layers;
   }
   const auto gathered = static_cast<double>(e.gathered_tokens);
@@ -80,10 +85,18 @@ DpReport BuildDpReport(const ModelCard& card, const ResolvedEngineConfig& engine
     group.emplace(*hardware, dp, card.dtype);
     mask.emplace(card, *hardware, engine.tp, dp);
   }
-  r.decode = Exchange("max_num_seqs decodes", engine.max_num_seqs, r, card,
-                      group ? &*group : nullptr, mask ? &*mask : nullptr);
-  r.prefill = Exchange("max_num_batched_tokens", engine.max_num_batched_tokens, r, card,
-                       group ? &*group : nullptr, mask ? &*mask : nullptr);
+  const CollectiveModel* g = group ? &*group : nullptr;
+  const ExpertMaskCost* m = mask ? &*mask : nullptr;
+  r.decode =
+      Exchange("max_num_seqs decodes", engine.max_num_seqs, engine.max_num_seqs, r, card, g, m);
+  r.prefill = Exchange("max_num_batched_tokens", engine.max_num_batched_tokens,
+                       engine.max_num_batched_tokens, r, card, g, m);
+  // Past the capture size the prefill rank runs eager, and the idle ranks' 1-token dummy
+  // batches are not padded to it (dp_utils.py: the ranks' minimum cudagraph mode).
+  if (r.dp > 1 && engine.max_num_batched_tokens > r.capture_tokens) {
+    r.lone_prefill = Exchange("one rank's max_num_batched_tokens beside dummy batches",
+                              engine.max_num_batched_tokens, 1, r, card, g, m);
+  }
   return r;
 }
 
@@ -98,16 +111,22 @@ void PrintDpText(const DpReport& r, std::ostream& out) {
   out << "  CUDA-graph padding: every rank to the largest batch up to " << r.capture_tokens
       << " tokens (max_cudagraph_capture_size)\n";
   out << "  per step, each of " << r.moe_layers
-      << " MoE layers: dispatch all-gather + combine reduce-scatter\n";
-  for (const DpExchange* e : {&r.decode, &r.prefill}) {
-    out << "    " << e->batch << " (" << e->tokens_per_rank << " per rank, " << e->gathered_tokens
-        << " gathered): " << DecimalBytes(e->dispatch_bytes) << " + "
+      << " MoE layers: dispatch all-gather + combine reduce-scatter (equal counts), or a "
+         "broadcast + a reduce rooted at each rank (unequal)\n";
+  for (const DpExchange* e : r.Exchanges()) {
+    out << "    " << e->batch << " (";
+    if (e->rooted) {
+      out << e->tokens_per_rank << " + " << e->other_rank_tokens << " per other rank, rooted";
+    } else {
+      out << e->tokens_per_rank << " per rank";
+    }
+    out << ", " << e->gathered_tokens << " gathered): " << DecimalBytes(e->dispatch_bytes) << " + "
         << DecimalBytes(e->combine_bytes) << " a layer, " << Us(e->per_layer_us) << " a layer, "
         << Us(e->per_step_us) << " a step\n";
   }
   out << "  per step, each MoE layer's row stages (zero stores, activation, moe_sum) for the "
          "tokens routed to other GPUs' experts\n";
-  for (const DpExchange* e : {&r.decode, &r.prefill}) {
+  for (const DpExchange* e : r.Exchanges()) {
     out << "    " << e->batch << ": " << DecimalBytes(static_cast<int64_t>(e->masked_bytes))
         << " a layer, " << Us(e->masked_per_layer_us) << " a layer, " << Us(e->masked_per_step_us)
         << " a step\n";
@@ -132,10 +151,12 @@ void JsonDp(const std::optional<DpReport>& report, JsonWriter& json) {
   json.Field("moe_layers", r.moe_layers);
   json.Key("exchange");
   json.BeginArray();
-  for (const DpExchange* e : {&r.decode, &r.prefill}) {
+  for (const DpExchange* e : r.Exchanges()) {
     json.BeginObject();
     json.Field("batch", std::string(e->batch));
     json.Field("tokens_per_rank", e->tokens_per_rank);
+    json.Field("other_rank_tokens", e->other_rank_tokens);
+    json.Field("rooted", e->rooted);
     json.Field("gathered_tokens", e->gathered_tokens);
     json.Field("dispatch_bytes", e->dispatch_bytes);
     json.Field("combine_bytes", e->combine_bytes);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <vector>
 
 #include "core/json_writer.h"
 #include "engine/engine_config.h"
@@ -18,8 +19,10 @@ namespace fleetsim {
 
 // One step's exchange at a given batch per rank.
 struct DpExchange {
-  const char* batch = "";  // what the batch is
-  int64_t tokens_per_rank = 0;
+  const char* batch = "";         // what the batch is
+  int64_t tokens_per_rank = 0;    // the first rank's
+  int64_t other_rank_tokens = 0;  // each other rank's (the same when all are alike)
+  bool rooted = false;            // unequal counts: broadcasts and reduces, not AG/RS
   int64_t gathered_tokens = 0;
   int64_t dispatch_bytes = 0;          // all-gathered: hidden + router logits (activation dtype)
   int64_t combine_bytes = 0;           // reduce-scattered hidden states
@@ -40,7 +43,15 @@ struct DpReport {
   int64_t expert_bytes_per_rank = 0;
   int64_t capture_tokens = 0;        // max_cudagraph_capture_size: padding to the largest rank
   std::optional<int> gpus_per_node;  // the catalog's, with --hardware
-  DpExchange decode, prefill;
+  // Every rank with max_num_seqs decodes; every rank with a max_num_batched_tokens
+  // prefill; one rank prefilling beside the others' dummy batches (eager: unequal counts).
+  DpExchange decode, prefill, lone_prefill;  // lone_prefill: no tokens when there is none
+
+  std::vector<const DpExchange*> Exchanges() const {
+    std::vector<const DpExchange*> all{&decode, &prefill};
+    if (lone_prefill.tokens_per_rank > 0) all.push_back(&lone_prefill);
+    return all;
+  }
 };
 
 // `dp` ranks of `engine` serving `card`; refusals (not MoE, no EP, more GPUs than a node
