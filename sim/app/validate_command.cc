@@ -108,12 +108,16 @@ EngineConfig EngineConfigFrom(const YamlSection& meta) {
 
 // Where a data-parallel replay's lock-steps spent their time (engine/dp_engine.h).
 struct LockStepTotals {
-  int64_t steps = 0, all_idle = 0;
+  int64_t steps = 0, all_idle = 0, rooted = 0;
   std::vector<int64_t> requests_per_rank;  // as the front end split them
-  double rank_s = 0, moe_s = 0, masked_s = 0, exchange_s = 0;
+  double rank_s = 0, moe_s = 0, masked_s = 0, exchange_s = 0, rooted_exchange_s = 0;
   void Add(const DpStepRecord& step) {
     ++steps;
     if (step.busy_ranks == 0) ++all_idle;
+    if (step.timing.rooted_exchange) {
+      ++rooted;
+      rooted_exchange_s += ToSeconds(step.timing.exchange_ns);
+    }
     rank_s += ToSeconds(step.timing.slowest_rank_ns);
     moe_s += ToSeconds(step.timing.moe_ns);
     masked_s += ToSeconds(step.timing.masked_ns);
@@ -127,6 +131,11 @@ struct LockStepTotals {
         "experts), dispatch + combine %.3f ms\n",
         dp, static_cast<long long>(steps), static_cast<long long>(all_idle), 1e3 * rank_s / n,
         1e3 * moe_s / n, 1e3 * masked_s / n, 1e3 * exchange_s / n);
+    std::printf(
+        "unequal token counts (a rank eager): %lld lock-steps, their dispatch + combine rooted "
+        "broadcasts and reduces, %.3f ms each\n",
+        static_cast<long long>(rooted),
+        1e3 * rooted_exchange_s / std::max<double>(1, static_cast<double>(rooted)));
     std::printf("requests per DP rank:");
     for (int64_t r : requests_per_rank)
       std::printf(" %lld", static_cast<long long>(r));

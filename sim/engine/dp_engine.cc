@@ -215,6 +215,7 @@ DpStepTiming DpEngine::Time(const std::vector<std::optional<BatchShape>>& shapes
     for (std::size_t r = 0; r < shapes.size(); ++r)
       runs[r] = run_of(r);
     exchange_us = dp_group_.ExpertDispatchCombineUs(runs, hidden_, cost_.moe_experts());
+    t.rooted_exchange = true;
   }
   t.exchange_ns = std::llround(cost_.moe_layers() * exchange_us * 1000.0);
   t.total_ns = t.slowest_rank_ns + t.moe_ns + t.exchange_ns;

@@ -99,6 +99,7 @@ struct DpStepTiming {
   SimTime masked_ns = 0;        // of which the rows of other ranks' experts
   SimTime exchange_ns = 0;      // dispatch + combine, all MoE layers
   SimTime total_ns = 0;
+  bool rooted_exchange = false;  // unequal counts: rooted broadcasts and reduces
 };
 
 // One lock-step, for /steps and validation: the ranks' states summed.

@@ -149,6 +149,38 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
   // The per-second series sums both ranks, as the run's does.
   EXPECT_LT(doc["series"]["running_mae"].as<double>(),
             0.15 * doc["series"]["running_measured_mean"].as<double>());
+
+  // The summary counts the lock-steps whose ranks ran unequal counts: some, not all (a
+  // prefill chunk past the 256-token capture size on one rank), each exchange dearer than
+  // the average lock-step's.
+  const auto text = RunFleetsim(
+      "validate vllm-bench " +
+      (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507").string() +
+      " --bundle " +
+      (data / "profiles/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16")
+          .string() +
+      " --model qwen3-30b-a3b --hardware RTX-PRO-6000");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  long long steps = 0, rooted = 0;
+  double average_ms = 0, rooted_ms = 0;
+  const std::size_t dp_line = text.out.find("data parallel: 2 ranks, ");
+  const std::size_t unequal_line = text.out.find("unequal token counts (a rank eager): ");
+  ASSERT_NE(dp_line, std::string::npos) << text.out;
+  ASSERT_NE(unequal_line, std::string::npos) << text.out;
+  ASSERT_EQ(
+      std::sscanf(text.out.c_str() + dp_line, "data parallel: 2 ranks, %lld lock-steps", &steps),
+      1);
+  ASSERT_EQ(std::sscanf(text.out.c_str() + text.out.find("dispatch + combine ", dp_line),
+                        "dispatch + combine %lf ms", &average_ms),
+            1);
+  ASSERT_EQ(std::sscanf(text.out.c_str() + unequal_line,
+                        "unequal token counts (a rank eager): %lld lock-steps, their dispatch + "
+                        "combine rooted broadcasts and reduces, %lf ms each",
+                        &rooted, &rooted_ms),
+            2);
+  EXPECT_GT(rooted, 0);
+  EXPECT_LT(rooted, steps);
+  EXPECT_GT(rooted_ms, average_ms);
 }
 
 // The same run on fleetsim's analytic bundle (analytic-15): issue 17's 8 % / 15 % targets
