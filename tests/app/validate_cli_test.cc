@@ -123,13 +123,14 @@ TEST(ValidateCli, RtxPro6000Llama8BMeetsTheTargets) {
 TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const auto data = testing::SharedDataDir();
-  const auto r = RunFleetsim(
+  const std::string replay =
       "validate vllm-bench " +
       (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507").string() +
       " --bundle " +
       (data / "profiles/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16")
           .string() +
-      " --model qwen3-30b-a3b --hardware RTX-PRO-6000 --json");
+      " --model qwen3-30b-a3b --hardware RTX-PRO-6000";
+  const auto r = RunFleetsim(replay + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const YAML::Node doc = YAML::Load(r.out);
   EXPECT_EQ(doc["requests"].as<int>(), 300);
@@ -153,13 +154,7 @@ TEST(ValidateCli, RtxPro6000Qwen30BDataParallelExpertParallelReplays) {
   // The summary counts the lock-steps whose ranks ran unequal counts: some, not all (a
   // prefill chunk past the 256-token capture size on one rank), each exchange dearer than
   // the average lock-step's.
-  const auto text = RunFleetsim(
-      "validate vllm-bench " +
-      (data / "traces/llmservingsim_vllm_bench/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507").string() +
-      " --bundle " +
-      (data / "profiles/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16")
-          .string() +
-      " --model qwen3-30b-a3b --hardware RTX-PRO-6000");
+  const auto text = RunFleetsim(replay);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   long long steps = 0, rooted = 0;
   double average_ms = 0, rooted_ms = 0;
