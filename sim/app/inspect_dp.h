@@ -45,11 +45,13 @@ struct DpReport {
   std::optional<int> gpus_per_node;  // the catalog's, with --hardware
   // Every rank with max_num_seqs decodes; every rank with a max_num_batched_tokens
   // prefill; one rank prefilling beside the others' dummy batches (eager: unequal counts).
-  DpExchange decode, prefill, lone_prefill;  // lone_prefill: no tokens when there is none
+  // (The last only past the capture size, with more than one rank.)
+  DpExchange decode, prefill;
+  std::optional<DpExchange> lone_prefill;
 
   std::vector<const DpExchange*> Exchanges() const {
     std::vector<const DpExchange*> all{&decode, &prefill};
-    if (lone_prefill.tokens_per_rank > 0) all.push_back(&lone_prefill);
+    if (lone_prefill) all.push_back(&*lone_prefill);
     return all;
   }
 };
