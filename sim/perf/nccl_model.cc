@@ -128,27 +128,32 @@ NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
       const NcclGraph& g = *graphs[a];
       for (int p = 0; p < 3; ++p) {
         if (a == kNvls && p != kSimple) continue;
-        double bw = g.bw_intra;
-        if (a == kNvls) {
-          if (g.channels < 2) continue;  // NVLS needs at least 2 channels
-          double intra = g.bw_intra * kNvlsEfficiency[ci] * (g.channels - 1) / g.channels;
-          intra *= all_reduce ? 2.0 : (n - 1.0) / n;  // all-reduce pipelines two operations
-          bw = std::min(intra, g.bw_inter);
-        }
-        double bus = g.channels * bw;
-        if (a == kRing && p == kLL) bus = std::min(kLlMaxBw[ci], bus * .5);
-        if (a == kRing && p == kLL128)
-          bus = std::min(bus * 0.92, g.channels * kPerChMaxRingLL128Bw[ci]);
-        if (a == kTree && all_reduce) bus = std::min(bus * .92, g.channels * kPerChMaxTreeBw[ci]);
-        if (a == kTree && p == kLL) bus = std::min(bus * 1.0 / 3.8, kLlMaxBw[ci]);
-        if (a == kTree && p == kLL128)
-          bus = std::min(bus * 7.0 / 9.0, g.channels * kPerChMaxTreeLL128Bw[ci]);
-        // Bus bandwidth to algorithm bandwidth (all-gather and reduce-scatter by NVLS stay).
-        if (!(a != kRing && !all_reduce)) bus *= (a == kTree) ? .5 : 1.0 * n / nsteps;
-        if (p == kLL128 && !ll128) bus = 0;
+        if (a == kNvls && g.channels < 2) continue;  // NVLS needs at least 2 channels
+        // The bus bandwidth of the graph at `speed` per channel, to algorithm bandwidth.
+        const auto bus_at = [&](double speed) {
+          double bw = speed;
+          if (a == kNvls) {
+            double intra = speed * kNvlsEfficiency[ci] * (g.channels - 1) / g.channels;
+            intra *= all_reduce ? 2.0 : (n - 1.0) / n;  // all-reduce pipelines two operations
+            bw = std::min(intra, g.bw_inter);
+          }
+          double bus = g.channels * bw;
+          if (a == kRing && p == kLL) bus = std::min(kLlMaxBw[ci], bus * .5);
+          if (a == kRing && p == kLL128)
+            bus = std::min(bus * 0.92, g.channels * kPerChMaxRingLL128Bw[ci]);
+          if (a == kTree && all_reduce) bus = std::min(bus * .92, g.channels * kPerChMaxTreeBw[ci]);
+          if (a == kTree && p == kLL) bus = std::min(bus * 1.0 / 3.8, kLlMaxBw[ci]);
+          if (a == kTree && p == kLL128)
+            bus = std::min(bus * 7.0 / 9.0, g.channels * kPerChMaxTreeLL128Bw[ci]);
+          // Bus bandwidth to algorithm bandwidth (all-gather and reduce-scatter by NVLS stay).
+          if (!(a != kRing && !all_reduce)) bus *= (a == kTree) ? .5 : 1.0 * n / nsteps;
+          if (p == kLL128 && !ll128) bus = 0;
+          return bus;
+        };
         const auto algo = static_cast<NcclAlgorithm>(a);
         const auto proto = static_cast<NcclProtocol>(p);
-        Bw(coll, algo, proto) = bus;
+        Bw(coll, algo, proto) = bus_at(g.bw_intra);
+        carried_[Index(coll, a, p)] = bus_at(g.bw_carried);
         const double intra = hw_latency[a][p];
         double lat = kBaseLatency[a][p];
         // A rooted ring on channels that are all the same ring (sameChannels, what a node's
@@ -181,7 +186,9 @@ NcclChoice NcclModel::Choose(NcclCollective collective, double bytes, bool nvls_
       const double time = lat + bytes / (1000 * bw);
       if (time < best_time) {
         best_time = time;
-        best = {algo, proto, lat, bw, time};
+        const double carried =
+            bw * carried_[Index(collective, a, p)] / BandwidthGBs(collective, algo, proto);
+        best = {algo, proto, lat, carried, lat + bytes / (1000 * carried), time};
       }
     }
   }
@@ -194,14 +201,14 @@ NcclChoice NcclModel::AllToAll(double bytes) const {
   const bool ll = bytes / n <= kP2pLlThreshold;
   const int p = ll ? kLL : kSimple;
   const auto& hw_latency = topology_.nvlink ? kHwLatencyNvlink : kHwLatencyPci;
-  double bus = topology_.ring.channels * topology_.ring.bw_intra;
+  double bus = topology_.ring.channels * topology_.ring.bw_carried;
   if (ll) bus = std::min(kLlMaxBw[ci], bus * .5);
   NcclChoice c;
   c.algorithm = NcclAlgorithm::kRing;
   c.protocol = static_cast<NcclProtocol>(p);
   c.latency_us = kBaseLatency[kRing][p] + hw_latency[kRing][p];
   c.bandwidth_gbs = bus * n / (n - 1.0);
-  c.us = c.latency_us + bytes / (1000 * c.bandwidth_gbs);
+  c.us = c.estimate_us = c.latency_us + bytes / (1000 * c.bandwidth_gbs);
   return c;
 }
 

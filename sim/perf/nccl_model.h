@@ -35,8 +35,11 @@ struct NcclChoice {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
   NcclProtocol protocol = NcclProtocol::kSimple;
   double latency_us = 0;     // the table's latency
-  double bandwidth_gbs = 0;  // the table's algorithm bandwidth, after corrections
-  double us = 0;             // NCCL's estimate: latency + bytes / bandwidth
+  double bandwidth_gbs = 0;  // the algorithm bandwidth the links carry, after corrections
+  double us = 0;             // latency + bytes / bandwidth
+  // NCCL's own estimate, which made the choice: `us` but for a graph the search fell back
+  // on (NcclGraph::fallback), whose 0.1 GB/s only steers the choice.
+  double estimate_us = 0;
 };
 
 class NcclModel {
@@ -69,6 +72,9 @@ class NcclModel {
 
   NcclTopology topology_;
   std::array<double, kColls * kAlgos * kProtos> latency_{};
+  // The algorithm bandwidths at the speeds the graphs carry (NcclGraph::bw_carried): the
+  // same as bandwidth_ but for a fallback graph.
+  std::array<double, kColls * kAlgos * kProtos> carried_{};
   std::array<double, kColls * kAlgos * kProtos> bandwidth_{};
 };
 

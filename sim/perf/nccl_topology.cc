@@ -70,8 +70,14 @@ NcclGraph Search(Pattern pattern, int cc, int ranks, double max_bw, double total
     break;
   }
   if (best.channels == 0) {
-    // "Could not find a path": one channel at 0.1 GB/s (search.cc, the simple order).
-    return {1, 0.1, 0.1};
+    // "Could not find a path": one channel at 0.1 GB/s (search.cc, the simple order); it
+    // carries what fits the links, found by bisection (fitting is monotone in speed).
+    double lo = 0, hi = max_bw;
+    for (int step = 0; step < 60; ++step) {
+      const double mid = (lo + hi) / 2;
+      (fits(1, mid) ? lo : hi) = mid;
+    }
+    return {.channels = 1, .bw_intra = 0.1, .bw_inter = 0.1, .bw_carried = lo, .fallback = true};
   }
   if (pattern == Pattern::kNvls) {
     int j = 0;
@@ -79,6 +85,7 @@ NcclGraph Search(Pattern pattern, int cc, int ranks, double max_bw, double total
       ++j;
     while (j > 0 && best.bw_inter < 2 * best.bw_intra)
       best.bw_inter = at(--j);
+    best.bw_carried = best.bw_intra;
     return best;
   }
   // ncclTopoDupChannels.
@@ -94,6 +101,7 @@ NcclGraph Search(Pattern pattern, int cc, int ranks, double max_bw, double total
     --j;
     best.bw_intra = best.bw_inter = at(j);
   }
+  best.bw_carried = best.bw_intra;
   return best;
 }
 

@@ -39,6 +39,12 @@ struct NcclGraph {
   int channels = 0;
   double bw_intra = 0;
   double bw_inter = 0;
+  // Per channel, what the links carry. The searched speed, except where the search found
+  // no graph: NCCL then falls back to the GPUs in rank order with 0.1 GB/s (search.cc,
+  // "falling back to simple order"), a figure its cost model chooses with but the copies
+  // do not run at; they run at what one channel gets on the ring's narrowest link.
+  double bw_carried = 0;
+  bool fallback = false;
 };
 
 struct NcclTopology {

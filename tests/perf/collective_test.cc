@@ -109,6 +109,41 @@ TEST(NcclTopology, RtxPro6000PairsAndNode) {
   EXPECT_DOUBLE_EQ(node.ring.bw_intra, 20);
 }
 
+// The same server on two AMD sockets: NCCL rates the sockets' link at AMD_BW, 16 GB/s
+// (topo.h), below the slowest SM100 speed (18), so no ring of eight fits and the search
+// falls back to the GPUs in rank order at 0.1 GB/s (search.cc "falling back to simple
+// order"; NCCL logs it on dual AMD Turin RTX PRO 6000 servers, github.com/voipmonitor/
+// rtx6kpro optimization/nccl-tuning.md: "Pattern 1 ... bw 0.1/0.1"). That figure makes
+// NCCL's choice -- Simple from the smallest messages, 0.1 x 8 / 14 GB/s against LL's
+// half -- but the copies run at what the ring's links carry: one channel at 16 GB/s on
+// the socket link. A 32 MiB all-reduce: 8.4 + 14 x 5.7 = 88.2 us of latency and
+// 33,554,432 / (16 x 8 / 14) / 1000 = 3,670 us of bytes, where NCCL's own estimate says
+// 587 ms. Four GPUs stay on one socket and find a ring.
+TEST(NcclTopology, FallbackGraphCarriesItsLinksSpeed) {
+  HardwareSpec turin = Gpu("RTX-PRO-6000");
+  turin.intra_node.cpu.vendor = "amd";
+  turin.intra_node.cpu.model = "turin";
+  const NcclTopology node = SearchNcclTopology(turin, 8);
+  EXPECT_TRUE(node.ring.fallback);
+  EXPECT_EQ(node.ring.channels, 1);
+  EXPECT_DOUBLE_EQ(node.ring.bw_intra, 0.1);
+  EXPECT_NEAR(node.ring.bw_carried, NcclInterCpuGBs(turin.intra_node.cpu), 1e-6);
+  const NcclModel nccl(node);
+  const NcclChoice c = nccl.Choose(NcclCollective::kAllReduce, 32 * kMiB);
+  EXPECT_EQ(c.algorithm, NcclAlgorithm::kRing);
+  EXPECT_EQ(c.protocol, NcclProtocol::kSimple);
+  EXPECT_EQ(nccl.Choose(NcclCollective::kAllReduce, 4 * kKiB).protocol, NcclProtocol::kSimple);
+  EXPECT_NEAR(c.latency_us, 88.2, 1e-9);
+  EXPECT_NEAR(c.us, 88.2 + 32.0 * kMiB / (16.0 * 8 / 14) / 1000, 1e-3);
+  EXPECT_NEAR(c.estimate_us, 88.2 + 32.0 * kMiB / (0.1 * 8 / 14) / 1000, 1e-6);
+  // A graph the search found is carried at its own speed.
+  const NcclTopology half = SearchNcclTopology(turin, 4);
+  EXPECT_FALSE(half.ring.fallback);
+  EXPECT_DOUBLE_EQ(half.ring.bw_carried, half.ring.bw_intra);
+  const NcclChoice found = NcclModel(half).Choose(NcclCollective::kAllReduce, 32 * kMiB);
+  EXPECT_DOUBLE_EQ(found.us, found.estimate_us);
+}
+
 // tuning.cc for 8 H100 (Hopper rows, NVLink hwLat), all-reduce (14 ring steps):
 //   ring LL:     6.6 + 14 x 0.6 = 15.0 us; min(141, 360 x .5) x 8 / 14 = 80.57 GB/s
 //   ring LL128:  14 + 14 x 1.9 = 40.6;     min(360 x .92, 12 x 36.7) x 8 / 14 = 189.26
