@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/calibrate_empty_tiles.h"
+#include "app/collectives_command.h"
 #include "bundles/analytic_bundle.h"
 #include "bundles/kernel_db_bundle.h"
 #include "core/format.h"
@@ -498,6 +499,7 @@ void AddBundleCommand(CLI::App& app) {
   cc->add_flag("!--no-rows", collectives->rows, "Print only the per-operation summary");
   cc->add_flag("--json", collectives->json, "Machine-readable output");
   cc->callback([collectives]() { CompareCollectivesCommand(*collectives); });
+  AddCollectivesCommand(*bundle);
 
   auto dry_run = std::make_shared<bool>(false);
   CLI::App* prune = bundle->add_subcommand(

@@ -1,0 +1,124 @@
+// `fleetsim bundle collectives`: the collective model for a group of catalog GPUs, per
+// message size, as a user runs it; its figures are the library's (perf/collective.h).
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/project_paths.h"
+#include "model/hardware.h"
+#include "perf/collective.h"
+#include "support/run_command.h"
+#include "support/scratch_folder.h"
+
+namespace fleetsim {
+namespace {
+
+using testing::RunFleetsim;
+
+class CollectivesCli : public testing::ScratchFolderTest {};
+
+TEST_F(CollectivesCli, PrintsTheLibrarysTimesAndChoices) {
+  const auto r = RunFleetsim(
+      "bundle collectives --hardware H100-SXM --gpus 8 --bytes 1024,1048576,67108864 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node report = YAML::Load(r.out);
+  EXPECT_EQ(report["hardware"].as<std::string>(), "H100-SXM");
+  EXPECT_EQ(report["transport"].as<std::string>(), "NVLink");
+  const CollectiveModel group(LoadHardware(HardwareCatalogDir(), "H100-SXM"), 8, Dtype::kBfloat16);
+  const NcclTopology& t = group.nccl()->topology();
+  EXPECT_EQ(report["ring"]["channels"].as<int>(), t.ring.channels);
+  EXPECT_EQ(report["nvls"]["channels"].as<int>(), t.nvls.channels);
+  EXPECT_FALSE(report["ring"]["fallback"].as<bool>());
+  ASSERT_EQ(report["rows"].size(), 3u);
+  for (const YAML::Node& row : report["rows"]) {
+    const auto bytes = row["bytes"].as<int64_t>();
+    const auto b = static_cast<double>(bytes);
+    SCOPED_TRACE(bytes);
+    EXPECT_DOUBLE_EQ(row["vllm_all_reduce"]["us"].as<double>(), group.AllReduceUs(bytes));
+    EXPECT_EQ(row["vllm_all_reduce"]["how"].as<std::string>(), group.AllReduceHow(bytes));
+    EXPECT_DOUBLE_EQ(row["all_reduce"]["us"].as<double>(),
+                     group.NcclUs(NcclCollective::kAllReduce, b));
+    EXPECT_DOUBLE_EQ(row["all_gather"]["us"].as<double>(),
+                     group.NcclUs(NcclCollective::kAllGather, b));
+    EXPECT_EQ(row["all_gather"]["how"].as<std::string>(),
+              group.NcclHow(NcclCollective::kAllGather, b));
+    EXPECT_DOUBLE_EQ(row["reduce_scatter"]["us"].as<double>(),
+                     group.NcclUs(NcclCollective::kReduceScatter, b));
+    EXPECT_DOUBLE_EQ(row["all_to_all"]["us"].as<double>(), group.AllToAllUs(b));
+  }
+}
+
+// Without --bytes: nccl-tests' doubling sizes, 1 KiB to 256 MiB, in the text table, each
+// operation no cheaper for a larger message.
+TEST_F(CollectivesCli, DefaultSizesDouble) {
+  const auto r = RunFleetsim("bundle collectives --hardware RTX-PRO-6000 --gpus 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("PCIe peer to peer through a shared PCIe switch"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("custom all-reduce below"), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  int64_t expected = 1024;
+  double last_all_reduce = 0;
+  int rows = 0;
+  const std::regex row(R"(^\s*([0-9,]+)\s+([0-9.]+) .*?\s+([0-9.]+) ring)");
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row)) continue;
+    std::string digits = m[1];
+    std::erase(digits, ',');
+    EXPECT_EQ(std::stoll(digits), expected) << line;
+    const double all_reduce = std::stod(m[3]);
+    EXPECT_GE(all_reduce, last_all_reduce) << line;
+    last_all_reduce = all_reduce;
+    expected *= 2;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 19) << r.out;
+}
+
+// Where NCCL's search finds no graph (eight Blackwell PCIe cards over two AMD sockets,
+// whose link NCCL rates below its slowest speed), the command says so and prices the
+// fallback at what the links carry, not at NCCL's 0.1 GB/s placeholder.
+TEST_F(CollectivesCli, ShowsNcclsFallbackGraph) {
+  std::ifstream in(HardwareCatalogDir() / "RTX-PRO-6000.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string intel = "vendor: intel, model: emerald-rapids";
+  ASSERT_NE(yaml.find(intel), std::string::npos);
+  yaml.replace(yaml.find(intel), intel.size(), "vendor: amd, model: turin");
+  Write("RTX-PRO-6000.yaml", yaml);
+  const auto r = RunFleetsim("bundle collectives --hardware " + Path("RTX-PRO-6000.yaml") +
+                             " --gpus 8 --bytes 33554432 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node report = YAML::Load(r.out);
+  EXPECT_TRUE(report["ring"]["fallback"].as<bool>());
+  EXPECT_DOUBLE_EQ(report["ring"]["bw_gbs"].as<double>(), 0.1);
+  EXPECT_NEAR(report["ring"]["carried_gbs"].as<double>(), 16.0, 1e-6);  // NCCL's AMD_BW
+  // 32 MiB over a ring of 8 at 16 GB/s a channel is milliseconds, not NCCL's 0.6 s.
+  const double us = report["rows"][0]["all_reduce"]["us"].as<double>();
+  EXPECT_GT(us, 1000.0);
+  EXPECT_LT(us, 10000.0);
+}
+
+TEST_F(CollectivesCli, RefusesWhatNoNodeHas) {
+  for (const char* args :
+       {"--hardware H100-SXM --gpus 1", "--hardware H100-SXM --gpus 9",
+        "--hardware H100-SXM --gpus 8 --bytes 1024,0", "--hardware H100-SXM --gpus 8 --dtype fp8",
+        "--hardware H999 --gpus 2"}) {
+    const auto r = RunFleetsim(std::string("bundle collectives ") + args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace fleetsim
