@@ -128,10 +128,11 @@ void CollectivesCommand(const CollectivesOptions& options) {
                                      " (accepted: bfloat16, float16, float32)");
   }
   std::vector<int64_t> sizes = options.bytes;
+  constexpr int64_t kMostBytes = int64_t{1} << 40;
   for (const int64_t b : sizes) {
-    if (b <= 0)
+    if (b <= 0 || b > kMostBytes)
       throw OptionError(
-          "--bytes", Printf("%lld: a message size is at least 1 byte", static_cast<long long>(b)));
+          "--bytes", Printf("%lld: a message size is 1 byte to 1 TiB", static_cast<long long>(b)));
   }
   if (sizes.empty()) {
     for (int64_t b = int64_t{1} << 10; b <= int64_t{1} << 28; b *= 2)
@@ -211,7 +212,8 @@ void AddCollectivesCommand(CLI::App& bundle) {
   cmd->add_option("--dtype", options->dtype, "Tensor type: bfloat16, float16, float32")
       ->capture_default_str();
   cmd->add_option("--bytes", options->bytes,
-                  "Message sizes in bytes, comma-separated (default: 1 KiB to 256 MiB, doubling)")
+                  "Message sizes in bytes, 1 B to 1 TiB, comma-separated (default: 1 KiB to 256 "
+                  "MiB, doubling)")
       ->delimiter(',');
   cmd->add_flag("--json", options->json, "Machine-readable output");
   cmd->callback([options]() { CollectivesCommand(*options); });

@@ -111,8 +111,9 @@ TEST_F(CollectivesCli, ShowsNcclsFallbackGraph) {
 TEST_F(CollectivesCli, RefusesWhatNoNodeHas) {
   for (const char* args :
        {"--hardware H100-SXM --gpus 1", "--hardware H100-SXM --gpus 9",
-        "--hardware H100-SXM --gpus 8 --bytes 1024,0", "--hardware H100-SXM --gpus 8 --dtype fp8",
-        "--hardware H999 --gpus 2"}) {
+        "--hardware H100-SXM --gpus 8 --bytes 1024,0",
+        "--hardware H100-SXM --gpus 8 --bytes 2199023255552",
+        "--hardware H100-SXM --gpus 8 --dtype fp8", "--hardware H999 --gpus 2"}) {
     const auto r = RunFleetsim(std::string("bundle collectives ") + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
