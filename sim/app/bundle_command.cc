@@ -22,6 +22,7 @@
 #include "perf/kernel_db/kernel_error.h"
 #include "perf/kernel_db/measured_collectives.h"
 #include "perf/kernel_db/measured_kernels.h"
+#include "perf/kernel_db/nccl_tests_output.h"
 #include "perf/step_cost.h"
 
 namespace fleetsim {
@@ -266,7 +267,9 @@ void CompareKernels(const CompareKernelsOptions& options) {
 struct CompareCollectivesOptions {
   std::string data = DefaultKernelTables();
   std::string system;
-  std::string hardware;  // default: the system's own GPU
+  std::string nccl_tests;  // a user's nccl-tests output, instead of a system's tables
+  std::string op;          // its collective
+  std::string hardware;    // default: the system's own GPU
   bool fit = false;
   bool uncalibrated = false;
   bool rows = true;
@@ -289,10 +292,33 @@ void WriteJson(JsonWriter& json, const CollectiveConstants& c) {
 // The collective model against a system's measured nccl-tests and vLLM all-reduce tables,
 // row by row and per operation; with --fit, the constants refitted on these tables first.
 void CompareCollectivesCommand(const CompareCollectivesOptions& options) {
+  const bool own = !options.nccl_tests.empty();
+  if (!own && options.system.empty()) {
+    throw OptionError("--system",
+                      "name the measured tables' system (h200_sxm, h100_sxm, "
+                      "a100_sxm), or give --nccl-tests FILE --op OP --hardware H");
+  }
+  if (own && options.hardware.empty()) {
+    throw OptionError("--hardware",
+                      "name the GPU the nccl-tests ran on, from "
+                      "cluster_configs/hardware/ (or a YAML path)");
+  }
+  if (own && options.op.empty()) {
+    throw OptionError("--op",
+                      "name the nccl-tests' collective (all_reduce, all_gather, "
+                      "reduce_scatter, alltoall, broadcast, reduce): its output does not");
+  }
   const std::string gpu =
-      options.hardware.empty() ? HardwareOfSystem(options.system) : options.hardware;
+      !options.hardware.empty() ? options.hardware : HardwareOfSystem(options.system);
   const HardwareSpec hardware = LoadHardware(HardwareCatalogDir(), gpu);
-  const MeasuredCollectives tables = LoadMeasuredCollectives(options.data, options.system);
+  const MeasuredCollectives tables = own ? LoadNcclTestsOutput(options.nccl_tests, options.op)
+                                         : LoadMeasuredCollectives(options.data, options.system);
+  if (own && tables.rows.front().gpus > hardware.gpus_per_node.value) {
+    throw InputError(options.nccl_tests, 0, "# Rank lines",
+                     Printf("%d GPUs ran, more than a %s node has (%d): the model covers one node",
+                            tables.rows.front().gpus, hardware.name.c_str(),
+                            static_cast<int>(hardware.gpus_per_node.value)));
+  }
   const CollectiveConstants constants = options.fit ? FitCollectiveConstants(tables, hardware)
                                         : options.uncalibrated ? CollectiveConstants::Uncalibrated()
                                                                : CollectiveConstants{};
@@ -336,8 +362,15 @@ void CompareCollectivesCommand(const CompareCollectivesOptions& options) {
     json.EndObject();
     return;
   }
-  std::printf("collectives on %s vs measured %s (nccl-tests of NCCL %s, vLLM %s all-reduce)\n",
-              c.hardware.c_str(), c.system.c_str(), c.nccl_version.c_str(), c.vllm_version.c_str());
+  if (own) {
+    std::printf("collectives on %s vs measured %s (nccl-tests of NCCL %s, %d GPUs)\n",
+                c.hardware.c_str(), c.system.c_str(), c.nccl_version.c_str(),
+                tables.rows.front().gpus);
+  } else {
+    std::printf("collectives on %s vs measured %s (nccl-tests of NCCL %s, vLLM %s all-reduce)\n",
+                c.hardware.c_str(), c.system.c_str(), c.nccl_version.c_str(),
+                c.vllm_version.c_str());
+  }
   if (options.fit) {
     std::printf("constants fitted on these tables (CollectiveConstants):\n");
     JsonWriter json(std::cout);
@@ -480,18 +513,30 @@ void AddBundleCommand(CLI::App& app) {
   CLI::App* cc = bundle->add_subcommand(
       "compare-collectives",
       "Compare the collective model (NCCL's cost model, vLLM's all-reduce choice) with a "
-      "system's measured nccl-tests and vLLM all-reduce tables (aiconfigurator): per "
-      "operation, GPU count and message size, and MAPE and bias per operation");
-  cc->add_option("--system", collectives->system,
-                 "The tables' system: h200_sxm (the constants are fitted on it), h100_sxm, "
-                 "a100_sxm (held out)")
-      ->required();
+      "system's measured nccl-tests and vLLM all-reduce tables (aiconfigurator), or with your "
+      "own node's nccl-tests output: per operation, GPU count and message size, and MAPE and "
+      "bias per operation");
+  CLI::Option* system = cc->add_option(
+      "--system", collectives->system,
+      "The tables' system: h200_sxm (the constants are fitted on it), h100_sxm, a100_sxm "
+      "(held out)");
+  CLI::Option* own = cc->add_option("--nccl-tests", collectives->nccl_tests,
+                                    "Instead of a system's tables: the output of one nccl-tests "
+                                    "run on your node (e.g. all_reduce_perf -b 1K -e 256M -f 2 "
+                                    "-g 8 > FILE), with --op and --hardware");
+  own->excludes(system);
+  cc->add_option("--op", collectives->op,
+                 "The --nccl-tests run's collective: all_reduce, all_gather, reduce_scatter, "
+                 "alltoall, broadcast, reduce")
+      ->needs(own);
   cc->add_option("--hardware", collectives->hardware,
-                 "The GPU from cluster_configs/hardware/ (default: the system's)");
+                 "The GPU from cluster_configs/hardware/ (default: the system's; required with "
+                 "--nccl-tests)");
   cc->add_option("--data", collectives->data, "The aiconfigurator tables folder")
       ->capture_default_str();
   CLI::Option* fit = cc->add_flag("--fit", collectives->fit,
                                   "Refit the constants on these tables first and print them");
+  fit->excludes(own);
   cc->add_flag("--uncalibrated", collectives->uncalibrated,
                "NCCL's own estimate as it is, and the kernels at their links' full bandwidth "
                "(the fit's starting point)")

@@ -1,11 +1,13 @@
 // `fleetsim bundle collectives`: the collective model for a group of catalog GPUs, per
 // message size, as a user runs it; its figures are the library's (perf/collective.h).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -118,6 +120,101 @@ TEST_F(CollectivesCli, RefusesWhatNoNodeHas) {
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+}
+
+// An nccl-tests output as the tool prints it: `gpus` rank lines, then one row per size of
+// `type` and `redop` with out-of-place time `us(size)` (and an in-place time beside it);
+// `root` false writes the older layout without the root column.
+template <typename Us>
+std::string NcclTestsOutput(int gpus, const std::string& type, const std::string& redop,
+                            const std::vector<int64_t>& sizes, Us us, bool root = true) {
+  std::ostringstream out;
+  out << "# nccl-tests version 2.13.11 nccl-headers=22304 nccl-library=22304\n"
+      << "# nThread 1 nGpus " << gpus << " minBytes 0 maxBytes 1048576 step: 4(factor)\n"
+      << "#\n# Using devices\n";
+  for (int g = 0; g < gpus; ++g)
+    out << "#  Rank  " << g << " Group  0 Pid  4242 on node0 device  " << g
+        << " [0x18] NVIDIA H100 80GB HBM3\n";
+  out << "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+      << "NCCL INFO a log line between the header and the rows\n";
+  for (const int64_t size : sizes) {
+    out << "  " << size << "  " << size / 4 << "  " << type << "  " << redop;
+    if (root) out << "  -1";
+    out << "  " << us(size) << "  1.0  1.0  0  " << us(size) * 0.98 << "  1.0  1.0  0\n";
+  }
+  out << "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n";
+  return out.str();
+}
+
+TEST_F(CollectivesCli, ComparesYourOwnNcclTestsOutput) {
+  const std::vector<int64_t> sizes = {0, 1024, 65536, 4194304, 67108864};
+  const auto us = [](int64_t size) { return 12.5 + static_cast<double>(size) / 150e3; };
+  for (const bool root : {true, false}) {
+    SCOPED_TRACE(root);
+    Write("ag.txt", NcclTestsOutput(4, "half", "none", sizes, us, root));
+    const auto r = RunFleetsim("bundle compare-collectives --nccl-tests " + Path("ag.txt") +
+                               " --op all_gather --hardware H100-SXM --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const YAML::Node report = YAML::Load(r.out);
+    EXPECT_EQ(report["nccl_version"].as<std::string>(), "2.23.4");
+    const CollectiveModel group(LoadHardware(HardwareCatalogDir(), "H100-SXM"), 4,
+                                Dtype::kBfloat16);
+    ASSERT_EQ(report["rows"].size(), sizes.size() - 1);  // the 0-byte row is skipped
+    double mape = 0;
+    for (std::size_t i = 0; i < report["rows"].size(); ++i) {
+      const YAML::Node row = report["rows"][i];
+      const int64_t size = sizes[i + 1];
+      EXPECT_EQ(row["gpus"].as<int>(), 4);
+      EXPECT_EQ(row["bytes"].as<int64_t>(), size);
+      EXPECT_NEAR(row["measured_us"].as<double>(), us(size), 1e-3 * us(size));
+      const double model = group.NcclUs(NcclCollective::kAllGather, static_cast<double>(size));
+      EXPECT_DOUBLE_EQ(row["model_us"].as<double>(), model);
+      mape += std::abs(model - row["measured_us"].as<double>()) / row["measured_us"].as<double>();
+    }
+    ASSERT_EQ(report["operations"].size(), 1u);
+    EXPECT_EQ(report["operations"][0]["operation"].as<std::string>(), "nccl all_gather");
+    EXPECT_NEAR(report["operations"][0]["mape"].as<double>(), mape / 4, 1e-12);
+  }
+}
+
+TEST_F(CollectivesCli, RefusesNcclTestsOutputThatDoesNotFit) {
+  const std::vector<int64_t> sizes = {1024, 65536};
+  const auto us = [](int64_t) { return 20.0; };
+  Write("ar.txt", NcclTestsOutput(8, "float", "sum", sizes, us));
+  Write("lone.txt", NcclTestsOutput(1, "float", "sum", sizes, us));
+  Write("empty.txt", NcclTestsOutput(8, "float", "sum", {}, us));
+  Write("bad.txt", NcclTestsOutput(8, "float", "sum", sizes, [](int64_t) { return -3.0; }));
+  Write("odd.txt", NcclTestsOutput(8, "float\x01", "sum", sizes, us));
+  const struct {
+    std::string args, says;
+  } cases[] = {
+      {"--nccl-tests " + Path("ar.txt") + " --op all_gather --hardware H100-SXM",
+       "ar.txt:15: redop: 'sum' is a reduction"},
+      {"--nccl-tests " + Path("ar.txt") + " --op all_reduce --hardware RX-7900-XT",
+       "8 GPUs ran, more than a RX-7900-XT node has (4)"},
+      {"--nccl-tests " + Path("lone.txt") + " --op all_reduce --hardware H100-SXM",
+       "1 '#  Rank N Group ...' header lines"},
+      {"--nccl-tests " + Path("empty.txt") + " --op all_reduce --hardware H100-SXM",
+       "no nccl-tests result rows"},
+      {"--nccl-tests " + Path("bad.txt") + " --op all_reduce --hardware H100-SXM",
+       "bad.txt:15: time: out-of-place time '-3'"},
+      {"--nccl-tests " + Path("odd.txt") + " --op all_reduce --hardware H100-SXM",
+       "odd.txt:15: type: unknown type 'float\\x01'"},
+      {"--nccl-tests " + Path("ar.txt") + " --op all_reduce", "--hardware: name the GPU"},
+      {"--nccl-tests " + Path("ar.txt") + " --hardware H100-SXM", "--op: name the nccl-tests'"},
+      {"--nccl-tests " + Path("ar.txt") + " --op gather --hardware H100-SXM",
+       "--op: unknown collective 'gather'"},
+      {"--nccl-tests " + Path("nope.txt") + " --op all_reduce --hardware H100-SXM",
+       "nope.txt: file: cannot be read"},
+      {"", "--system: name the measured tables' system"},
+  };
+  for (const auto& c : cases) {
+    const auto r = RunFleetsim("bundle compare-collectives " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_TRUE(r.out.empty()) << c.args << ": " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
   }
 }
 

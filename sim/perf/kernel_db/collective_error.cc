@@ -26,7 +26,15 @@ std::string OperationOf(const MeasuredCollective& row) {
 NcclCollective NcclOf(const std::string& operation) {
   if (operation == "all_gather") return NcclCollective::kAllGather;
   if (operation == "reduce_scatter") return NcclCollective::kReduceScatter;
+  if (operation == "broadcast") return NcclCollective::kBroadcast;
+  if (operation == "reduce") return NcclCollective::kReduce;
   return NcclCollective::kAllReduce;
+}
+
+// Whether NVLS reduces an nccl-tests type (enqueue.cc ncclNvlsSupported: 16- and 32-bit
+// floats, 32- and 64-bit integers; not 8-bit types, not double).
+bool NvlsReduces(const std::string& dtype) {
+  return dtype != "int8" && dtype != "uint8" && dtype != "double" && dtype.rfind("f8", 0) != 0;
 }
 
 // One model per group size, built with `constants`.
@@ -61,7 +69,7 @@ CollectiveRowError Evaluate(const MeasuredCollective& row, Models& models) {
       e.how = "p2p " + std::string(NameOf(model.nccl()->AllToAll(bytes).protocol));
     } else {
       const NcclCollective c = NcclOf(row.operation);
-      const bool nvls_type = row.dtype != "int8";
+      const bool nvls_type = NvlsReduces(row.dtype);
       e.model_us = model.NcclUs(c, bytes, nvls_type);
       e.how = model.NcclHow(c, bytes, nvls_type);
     }
