@@ -29,7 +29,8 @@ build=$(realpath -m "${FLEETSIM_FUZZ_DIR:-$root/build-fuzz}")
 out="$build/fuzz"
 
 all_harnesses=(json_object json_lines csv_reader trace_native trace_vllm_bench trace_azure
-               trace_vidur trace_mooncake generator_spec cluster_config model_card bundle)
+               trace_vidur trace_mooncake generator_spec cluster_config model_card bundle
+               nccl_tests)
 
 replay=0
 strict=0
@@ -163,6 +164,23 @@ done
   done; done; done; done
   printf '#@ tp1/moe.csv\ntokens,activated_experts,time_us\n1,1,3\n1,8,9\n64,1,4\n64,8,12\n'
 } | seed bundle synthetic_dense
+# nccl-tests: an output as all_reduce_perf prints it (2 GPUs), and the older layout
+# without the root column.
+{
+  printf '# nccl-tests version 2.13.11 nccl-headers=22304 nccl-library=22304\n'
+  printf '# nThread 1 nGpus 2 minBytes 1024 maxBytes 1048576 step: 4(factor)\n'
+  printf '#  Rank  0 Group  0 Pid 42 on node0 device  0 [0x18] NVIDIA H100 80GB HBM3\n'
+  printf '#  Rank  1 Group  0 Pid 42 on node0 device  1 [0x2a] NVIDIA H100 80GB HBM3\n'
+  printf '#       size  count  type  redop  root  time  algbw  busbw #wrong  time  algbw  busbw #wrong\n'
+  printf '        1024    256  float   sum    -1  10.2   0.10   0.10      0  10.1   0.10   0.10      0\n'
+  printf '     1048576 262144  float   sum    -1  21.7  48.32  48.32      0  21.5  48.77  48.77      0\n'
+  printf '# Avg bus bandwidth    : 24.21\n'
+} | seed nccl_tests all_reduce
+{
+  printf '#  Rank  0 Group  0 Pid 42 on node0 device  0 [0x18] NVIDIA A100-SXM4-80GB\n'
+  printf '#  Rank  1 Group  0 Pid 42 on node0 device  1 [0x2a] NVIDIA A100-SXM4-80GB\n'
+  printf '     4194304 1048576  half  none  55.3  75.85  37.92    N/A  54.9  76.40  38.20    N/A\n'
+} | seed nccl_tests all_gather_old_layout
 for meta in "$root"/../shared/data/profiles/*/perf/*/*/*/*/meta.yaml; do
   [[ -f "$meta" ]] || continue
   dir=$(dirname "$meta")

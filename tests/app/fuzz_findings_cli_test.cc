@@ -32,6 +32,9 @@ std::string CommandFor(const std::string& harness, const std::string& file,
     return run + "--cluster " + kSingle + " --workload " + file + " --format " + format;
   }
   if (harness == "model_card") return "inspect --model " + file;
+  if (harness == "nccl_tests")
+    return "bundle compare-collectives --nccl-tests " + file +
+           " --op all_reduce --hardware H100-SXM";
   return "";
 }
 

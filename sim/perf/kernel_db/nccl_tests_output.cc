@@ -43,9 +43,10 @@ std::string LibraryVersion(const std::string& line) {
   const std::string key = "nccl-library=";
   const std::size_t at = line.find(key);
   if (at == std::string::npos) return "";
+  const std::vector<std::string> rest = Tokens(line.substr(at + key.size()));
+  if (rest.empty()) return "";
   int code = 0;
-  const std::string digits = Tokens(line.substr(at + key.size())).front();
-  if (!Parse(digits, code) || code < 10000) return digits;
+  if (!Parse(rest.front(), code) || code < 10000) return EscapeInput(rest.front());
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." +
          std::to_string(code % 100);
 }
