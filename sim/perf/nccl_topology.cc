@@ -71,13 +71,18 @@ NcclGraph Search(Pattern pattern, int cc, int ranks, double max_bw, double total
   }
   if (best.channels == 0) {
     // "Could not find a path": one channel at 0.1 GB/s (search.cc, the simple order); it
-    // carries what fits the links, found by bisection (fitting is monotone in speed).
+    // carries what fits the links, found by bisection (fitting is monotone in speed), and
+    // no less than NCCL's figure.
     double lo = 0, hi = max_bw;
     for (int step = 0; step < 60; ++step) {
       const double mid = (lo + hi) / 2;
       (fits(1, mid) ? lo : hi) = mid;
     }
-    return {.channels = 1, .bw_intra = 0.1, .bw_inter = 0.1, .bw_carried = lo, .fallback = true};
+    return {.channels = 1,
+            .bw_intra = 0.1,
+            .bw_inter = 0.1,
+            .bw_carried = std::max(lo, 0.1),
+            .fallback = true};
   }
   if (pattern == Pattern::kNvls) {
     int j = 0;
