@@ -41,7 +41,6 @@ struct SizeRow {
 
 SizeRow PriceSize(const CollectiveModel& group, int64_t bytes) {
   const auto b = static_cast<double>(bytes);
-  const NcclChoice a2a = group.nccl()->AllToAll(b);
   return {
       bytes,
       {group.AllReduceUs(bytes), group.AllReduceHow(bytes)},
@@ -49,7 +48,7 @@ SizeRow PriceSize(const CollectiveModel& group, int64_t bytes) {
       {group.NcclUs(NcclCollective::kAllGather, b), group.NcclHow(NcclCollective::kAllGather, b)},
       {group.NcclUs(NcclCollective::kReduceScatter, b),
        group.NcclHow(NcclCollective::kReduceScatter, b)},
-      {group.AllToAllUs(b), Printf("p2p %s", std::string(NameOf(a2a.protocol)).c_str())}};
+      {group.AllToAllUs(b), group.AllToAllHow(b)}};
 }
 
 std::string_view TransportText(NcclTransport transport, const IntraNodeSpec& node) {

@@ -51,6 +51,10 @@ NcclChoice CollectiveModel::NcclChoiceFor(NcclCollective collective, double byte
   return nccl_ ? nccl_->Choose(collective, bytes, nvls_type) : NcclChoice{};
 }
 
+std::string CollectiveModel::AllToAllHow(double bytes) const {
+  return nccl_ ? "p2p " + std::string(NameOf(nccl_->AllToAll(bytes).protocol)) : "";
+}
+
 std::string CollectiveModel::NcclHow(NcclCollective collective, double bytes,
                                      bool nvls_type) const {
   const NcclChoice c = NcclChoiceFor(collective, bytes, nvls_type);

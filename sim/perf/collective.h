@@ -57,6 +57,8 @@ class CollectiveModel {
   // Its algorithm and protocol in words: "ring LL128", "nvls Simple".
   std::string NcclHow(NcclCollective collective, double bytes, bool nvls_type = true) const;
   double AllToAllUs(double bytes) const;
+  // Its protocol in words: "p2p LL", "p2p Simple".
+  std::string AllToAllHow(double bytes) const;
   // vLLM's custom all-reduce and symmetric-memory kernels, where vLLM would run them.
   double CustomAllReduceUs(double bytes, bool one_shot) const;
   double SymmMemAllReduceUs(double bytes, bool multimem) const;

@@ -169,30 +169,37 @@ NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
 
 NcclChoice NcclModel::Choose(NcclCollective collective, double bytes, bool nvls_type) const {
   const bool nvls = nvls_type || collective == NcclCollective::kAllGather;
-  NcclChoice best;
-  double best_time = FLT_MAX;
+  // The cheapest by NCCL's estimate; then its time at the bandwidth the links carry.
+  int best_a = -1, best_p = 0;
+  double best_time = FLT_MAX, best_correction = 1;
   const int log_size = LogSize(bytes);
   for (int a = 0; a < 3; ++a) {
     for (int p = 0; p < 3; ++p) {
-      const auto algo = static_cast<NcclAlgorithm>(a);
-      const auto proto = static_cast<NcclProtocol>(p);
-      double bw = BandwidthGBs(collective, algo, proto);
-      if (bw <= 0 || (a == kNvls && !nvls)) continue;
-      if (a == kTree && collective == NcclCollective::kAllReduce && log_size >= 0 &&
-          log_size < 23) {
-        bw *= kTreeCorrection[p][log_size];
-      }
-      const double lat = LatencyUs(collective, algo, proto);
-      const double time = lat + bytes / (1000 * bw);
+      const std::size_t i = Index(collective, a, p);
+      if (bandwidth_[i] <= 0 || (a == kNvls && !nvls)) continue;
+      const double correction =
+          a == kTree && collective == NcclCollective::kAllReduce && log_size >= 0 && log_size < 23
+              ? kTreeCorrection[p][log_size]
+              : 1.0;
+      const double bw = bandwidth_[i] * correction;
+      const double time = latency_[i] + bytes / (1000 * bw);
       if (time < best_time) {
         best_time = time;
-        const double carried =
-            bw * carried_[Index(collective, a, p)] / BandwidthGBs(collective, algo, proto);
-        best = {algo, proto, lat, carried, lat + bytes / (1000 * carried), time};
+        best_a = a;
+        best_p = p;
+        best_correction = correction;
       }
     }
   }
-  return best;
+  if (best_a < 0) return {};
+  const std::size_t i = Index(collective, best_a, best_p);
+  const double carried = carried_[i] * best_correction;
+  return {static_cast<NcclAlgorithm>(best_a),
+          static_cast<NcclProtocol>(best_p),
+          latency_[i],
+          carried,
+          latency_[i] + bytes / (1000 * carried),
+          best_time};
 }
 
 NcclChoice NcclModel::AllToAll(double bytes) const {

@@ -53,6 +53,7 @@ TEST_F(CollectivesCli, PrintsTheLibrarysTimesAndChoices) {
     EXPECT_DOUBLE_EQ(row["reduce_scatter"]["us"].as<double>(),
                      group.NcclUs(NcclCollective::kReduceScatter, b));
     EXPECT_DOUBLE_EQ(row["all_to_all"]["us"].as<double>(), group.AllToAllUs(b));
+    EXPECT_EQ(row["all_to_all"]["how"].as<std::string>(), group.AllToAllHow(b));
   }
 }
 

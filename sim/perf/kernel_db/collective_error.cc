@@ -66,7 +66,7 @@ CollectiveRowError Evaluate(const MeasuredCollective& row, Models& models) {
   if (row.source == CollectiveSource::kNcclTests) {
     if (row.operation == "alltoall") {
       e.model_us = model.AllToAllUs(bytes);
-      e.how = "p2p " + std::string(NameOf(model.nccl()->AllToAll(bytes).protocol));
+      e.how = model.AllToAllHow(bytes);
     } else {
       const NcclCollective c = NcclOf(row.operation);
       const bool nvls_type = NvlsReduces(row.dtype);

@@ -82,6 +82,7 @@ MeasuredCollectives LoadNcclTestsOutput(const std::string& path, const std::stri
     // Result rows start with the size; other lines (NCCL INFO, warnings) are not results.
     int64_t bytes = 0;
     if (!Parse(tokens[0], bytes)) continue;
+    if (bytes < 0) throw InputError(path, number, "size", "negative size " + QuoteInput(tokens[0]));
     // size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong;
     // nccl-tests before 2.10 print no root column.
     if (tokens.size() != 13 && tokens.size() != 12) {
@@ -113,7 +114,6 @@ MeasuredCollectives LoadNcclTestsOutput(const std::string& path, const std::stri
       throw InputError(path, number, "time",
                        "out-of-place time " + QuoteInput(time) + " is not a positive number of us");
     }
-    if (bytes < 0) throw InputError(path, number, "size", "negative size " + QuoteInput(tokens[0]));
     if (bytes == 0) continue;
     row.bytes = bytes;
     t.rows.push_back(row);
