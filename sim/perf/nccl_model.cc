@@ -108,7 +108,8 @@ double NcclModel::BandwidthGBs(NcclCollective c, NcclAlgorithm a, NcclProtocol p
 
 // ncclTopoTuneModel for one node (nNodes = 1: the graphs' intra bandwidth, no network
 // steps, NVLS Tree and PAT disabled, no CollNet).
-NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
+NcclModel::NcclModel(const NcclTopology& topology)
+    : topology_(topology), fallback_(topology.ring.fallback || topology.tree.fallback) {
   const int n = topology.ranks;
   const int ci = CompCapIndex(topology.compute_capability);
   const auto& hw_latency = topology.nvlink ? kHwLatencyNvlink : kHwLatencyPci;
@@ -169,37 +170,35 @@ NcclModel::NcclModel(const NcclTopology& topology) : topology_(topology) {
 
 NcclChoice NcclModel::Choose(NcclCollective collective, double bytes, bool nvls_type) const {
   const bool nvls = nvls_type || collective == NcclCollective::kAllGather;
-  // The cheapest by NCCL's estimate; then its time at the bandwidth the links carry.
-  int best_a = -1, best_p = 0;
-  double best_time = FLT_MAX, best_correction = 1;
+  NcclChoice best;
+  double best_time = FLT_MAX;
   const int log_size = LogSize(bytes);
   for (int a = 0; a < 3; ++a) {
     for (int p = 0; p < 3; ++p) {
-      const std::size_t i = Index(collective, a, p);
-      if (bandwidth_[i] <= 0 || (a == kNvls && !nvls)) continue;
-      const double correction =
-          a == kTree && collective == NcclCollective::kAllReduce && log_size >= 0 && log_size < 23
-              ? kTreeCorrection[p][log_size]
-              : 1.0;
-      const double bw = bandwidth_[i] * correction;
-      const double time = latency_[i] + bytes / (1000 * bw);
+      const auto algo = static_cast<NcclAlgorithm>(a);
+      const auto proto = static_cast<NcclProtocol>(p);
+      double bw = BandwidthGBs(collective, algo, proto);
+      if (bw <= 0 || (a == kNvls && !nvls)) continue;
+      if (a == kTree && collective == NcclCollective::kAllReduce && log_size >= 0 &&
+          log_size < 23) {
+        bw *= kTreeCorrection[p][log_size];
+      }
+      const double lat = LatencyUs(collective, algo, proto);
+      const double time = lat + bytes / (1000 * bw);
       if (time < best_time) {
         best_time = time;
-        best_a = a;
-        best_p = p;
-        best_correction = correction;
+        best = {algo, proto, lat, bw, time, time};
       }
     }
   }
-  if (best_a < 0) return {};
-  const std::size_t i = Index(collective, best_a, best_p);
-  const double carried = carried_[i] * best_correction;
-  return {static_cast<NcclAlgorithm>(best_a),
-          static_cast<NcclProtocol>(best_p),
-          latency_[i],
-          carried,
-          latency_[i] + bytes / (1000 * carried),
-          best_time};
+  // NCCL's estimate made the choice; a fallback graph carries more than it says.
+  if (fallback_ && best.bandwidth_gbs > 0) {
+    const std::size_t i =
+        Index(collective, static_cast<int>(best.algorithm), static_cast<int>(best.protocol));
+    best.bandwidth_gbs *= carried_[i] / bandwidth_[i];
+    best.us = best.latency_us + bytes / (1000 * best.bandwidth_gbs);
+  }
+  return best;
 }
 
 NcclChoice NcclModel::AllToAll(double bytes) const {

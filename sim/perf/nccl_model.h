@@ -71,6 +71,7 @@ class NcclModel {
   double& Bw(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
 
   NcclTopology topology_;
+  bool fallback_ = false;  // a graph the search fell back on: carried_ differs from bandwidth_
   std::array<double, kColls * kAlgos * kProtos> latency_{};
   // The algorithm bandwidths at the speeds the graphs carry (NcclGraph::bw_carried): the
   // same as bandwidth_ but for a fallback graph.
