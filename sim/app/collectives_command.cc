@@ -51,12 +51,15 @@ SizeRow PriceSize(const CollectiveModel& group, int64_t bytes) {
       {group.AllToAllUs(b), group.AllToAllHow(b)}};
 }
 
-std::string_view TransportText(NcclTransport transport, const IntraNodeSpec& node) {
-  switch (transport) {
+std::string_view TransportText(const NcclTopology& topology, const IntraNodeSpec& node) {
+  switch (topology.transport) {
     case NcclTransport::kNvlink:
       return node.links && node.links->kind == "xgmi" ? "xGMI" : "NVLink";
     case NcclTransport::kPcieP2p:
-      return "PCIe peer to peer through a shared PCIe switch";
+      // Peer to peer past a shared switch only by paths.cc's rule for AMD hosts.
+      return topology.ranks <= node.cpu.gpus_per_pcie_switch
+                 ? "PCIe peer to peer through a shared PCIe switch"
+                 : "PCIe peer to peer through the CPU (NCCL allows it for 2 GPUs on an AMD host)";
     case NcclTransport::kSharedMem:
       return "host memory (SHM) on at least one ring hop";
   }
@@ -152,7 +155,7 @@ void CollectivesCommand(const CollectivesOptions& options) {
     json.Field("gpus", options.gpus);
     json.Field("dtype", std::string(NameOf(*dtype)));
     json.Field("node", NodeText(hardware));
-    json.Field("transport", std::string(TransportText(t.transport, hardware.intra_node)));
+    json.Field("transport", std::string(TransportText(t, hardware.intra_node)));
     WriteGraph(json, "ring", t.ring);
     WriteGraph(json, "tree", t.tree);
     WriteGraph(json, "nvls", t.nvls);
@@ -179,8 +182,8 @@ void CollectivesCommand(const CollectivesOptions& options) {
       hardware.name.c_str(), options.gpus, std::string(NameOf(*dtype)).c_str());
   std::printf("  node          %s\n", NodeText(hardware).c_str());
   std::printf("  NCCL finds    %s; ring %s, tree %s, NVLS %s\n",
-              std::string(TransportText(t.transport, hardware.intra_node)).c_str(),
-              GraphText(t.ring).c_str(), GraphText(t.tree).c_str(), GraphText(t.nvls).c_str());
+              std::string(TransportText(t, hardware.intra_node)).c_str(), GraphText(t.ring).c_str(),
+              GraphText(t.tree).c_str(), GraphText(t.nvls).c_str());
   std::printf("  vLLM TP       %s\n", VllmText(group.rules()).c_str());
   std::printf(
       "  (bytes as nccl-tests counts them: an all-gather's output, a reduce-scatter's "

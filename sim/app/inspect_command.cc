@@ -162,7 +162,8 @@ void AddInspectCommand(CLI::App& app) {
                   "With --decode-step: also price the attention call of those decodes beside a "
                   "prefill chunk of this many tokens (a mixed step's one call: its tiles, and "
                   "FlashAttention 2's empty ones)");
-  cmd->add_option("--data-parallel-size", options->data_parallel_size,
+  // --dp as the cluster config's and the sweeps' `dp`, beside vLLM's own name.
+  cmd->add_option("--data-parallel-size,--dp", options->data_parallel_size,
                   "DP ranks of a MoE model with --enable-expert-parallel: the GPUs, expert "
                   "shards and per-step collectives")
       ->capture_default_str();

@@ -111,6 +111,28 @@ TEST_F(CollectivesCli, ShowsNcclsFallbackGraph) {
   EXPECT_LT(us, 10000.0);
 }
 
+// Two cards on their own root ports of an AMD host: no switch between them, yet NCCL goes
+// peer to peer (paths.cc allows it for 2 GPUs on AMD), and the command says through what.
+TEST_F(CollectivesCli, NamesThePeerToPeerPathOfAnAmdPair) {
+  std::ifstream in(HardwareCatalogDir() / "RTX-PRO-6000.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string intel =
+      "vendor: intel, model: emerald-rapids, sockets: 2, gpus_per_pcie_switch: 2";
+  ASSERT_NE(yaml.find(intel), std::string::npos);
+  yaml.replace(yaml.find(intel), intel.size(),
+               "vendor: amd, model: turin, sockets: 2, gpus_per_pcie_switch: 1");
+  Write("RTX-PRO-6000.yaml", yaml);
+  const auto r = RunFleetsim("bundle collectives --hardware " + Path("RTX-PRO-6000.yaml") +
+                             " --gpus 2 --bytes 1024 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const YAML::Node report = YAML::Load(r.out);
+  const auto transport = report["transport"].as<std::string>();
+  EXPECT_NE(transport.find("through the CPU"), std::string::npos) << transport;
+  EXPECT_EQ(transport.find("switch"), std::string::npos) << transport;
+}
+
 TEST_F(CollectivesCli, RefusesWhatNoNodeHas) {
   for (const char* args :
        {"--hardware H100-SXM --gpus 1", "--hardware H100-SXM --gpus 9",

@@ -50,6 +50,10 @@ TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   EXPECT_TRUE(Contains(r.out, "experts: 128, at most 64 per GPU (EP 2), 27.0 GiB")) << r.out;
   EXPECT_TRUE(Contains(r.out, "up to 256 tokens")) << r.out;
   EXPECT_TRUE(Contains(r.out, "(128 per rank, 256 gathered): 1.1 MB + 1.0 MB a layer")) << r.out;
+  // --dp, the cluster config's name for it, is the same option.
+  const auto short_name = RunFleetsim(base + "--dp 2 --enable-expert-parallel");
+  ASSERT_EQ(short_name.exit_code, 0) << short_name.err;
+  EXPECT_EQ(short_name.out, r.out);
   const auto j = RunFleetsim(base + "--data-parallel-size 2 --enable-expert-parallel --json");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   const YAML::Node doc = YAML::Load(j.out);
