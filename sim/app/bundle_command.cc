@@ -280,6 +280,7 @@ void WriteJson(JsonWriter& json, const CollectiveConstants& c) {
   json.BeginObject();
   json.Field("nccl_latency_scale", c.nccl_latency_scale);
   json.Field("nccl_bandwidth_efficiency", c.nccl_bandwidth_efficiency);
+  json.Field("nccl_ring_local_pass", c.nccl_ring_local_pass);
   json.Field("p2p_latency_scale", c.p2p_latency_scale);
   json.Field("p2p_bandwidth_efficiency", c.p2p_bandwidth_efficiency);
   json.Field("custom_latency_s", c.custom_latency_s);

@@ -11,6 +11,7 @@ CollectiveConstants CollectiveConstants::Uncalibrated() {
   CollectiveConstants c;
   c.nccl_latency_scale = 1;
   c.nccl_bandwidth_efficiency = 1;
+  c.nccl_ring_local_pass = 0;
   c.p2p_latency_scale = 1;
   c.p2p_bandwidth_efficiency = 1;
   c.custom_latency_s = 2e-6;
@@ -42,8 +43,20 @@ double CollectiveModel::Calibrated(const NcclChoice& c, double bytes, double lat
 
 double CollectiveModel::NcclUs(NcclCollective collective, double bytes, bool nvls_type) const {
   if (!nccl_) return 0;
-  return Calibrated(nccl_->Choose(collective, bytes, nvls_type), bytes, c_.nccl_latency_scale,
-                    c_.nccl_bandwidth_efficiency);
+  const NcclChoice c = nccl_->Choose(collective, bytes, nvls_type);
+  return Calibrated(c, bytes, c_.nccl_latency_scale,
+                    c_.nccl_bandwidth_efficiency / RingPassFactor(collective, c.algorithm));
+}
+
+// The ring's passes per chunk that send (NCCL's estimate) and the one that does not.
+double CollectiveModel::RingPassFactor(NcclCollective collective, NcclAlgorithm algorithm) const {
+  if (algorithm != NcclAlgorithm::kRing || c_.nccl_ring_local_pass == 0) return 1;
+  const double n = ranks_;
+  double sending = 0;
+  if (collective == NcclCollective::kAllReduce) sending = 2 * (n - 1);
+  if (collective == NcclCollective::kAllGather || collective == NcclCollective::kReduceScatter)
+    sending = n - 1;
+  return sending > 0 ? (sending + c_.nccl_ring_local_pass) / sending : 1;
 }
 
 NcclChoice CollectiveModel::NcclChoiceFor(NcclCollective collective, double bytes,

@@ -97,6 +97,7 @@ class CollectiveModel {
   template <typename BytesOf>
   double RootedGroupUs(NcclCollective collective, std::span<const int64_t> rank_tokens,
                        BytesOf bytes_of) const;
+  double RingPassFactor(NcclCollective collective, NcclAlgorithm algorithm) const;
   double Calibrated(const NcclChoice& c, double bytes, double latency_scale,
                     double efficiency) const;
 

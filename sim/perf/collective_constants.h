@@ -12,9 +12,17 @@ namespace fleetsim {
 struct CollectiveConstants {
   // NCCL collectives (all-reduce, all-gather, reduce-scatter):
   //   time = nccl_latency_scale x NCCL's latency + NCCL's bytes / bandwidth term
-  //          / nccl_bandwidth_efficiency
+  //          x a ring's pass factor (below) / nccl_bandwidth_efficiency
   double nccl_latency_scale = 0.88709498529333441;
-  double nccl_bandwidth_efficiency = 0.88519921328972784;
+  double nccl_bandwidth_efficiency = 1;
+  // NCCL's ring kernels (src/device/all_reduce.h, all_gather.h, reduce_scatter.h, runRing)
+  // take each chunk through a fixed sequence of passes by the same threads: 2n - 1 for an
+  // all-reduce, n for an all-gather or reduce-scatter, of which every one but the last
+  // sends over the links; the last only copies or reduces what arrived into the output.
+  // NCCL's estimate counts the sending passes. This is the time of the last pass as a
+  // fraction of a sending one, so a ring's bandwidth term is (passes - 1 + this) /
+  // (passes - 1) of NCCL's (0: NCCL's estimate).
+  double nccl_ring_local_pass = 0.49815525844997111;
   // The all-to-all (grouped send/receive), priced on NCCL's ring step likewise.
   double p2p_latency_scale = 1.0526852026389557;
   double p2p_bandwidth_efficiency = 0.80913057511596154;

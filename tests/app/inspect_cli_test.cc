@@ -67,8 +67,9 @@ TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   EXPECT_TRUE(Contains(r.out, "max_num_seqs decodes: 16.8 MB a layer, 10.8 us a layer")) << r.out;
   // A 2,048-token prefill on one rank is past the 256-token capture size: eager, the other
   // rank's 1-token dummy batch unpadded, so the exchange is rooted broadcasts and reduces.
-  // Its dispatch moves half the bytes of both ranks prefilling, yet takes as long: the
-  // prefill rank's share crosses the link alone, where the all-gather splits it both ways.
+  // Its dispatch moves half the bytes of both ranks prefilling, yet takes 2/3 as long: the
+  // prefill rank's share crosses the link alone, where the all-gather splits it both ways
+  // but pays its ring's local pass (about 1.5 x the bytes' time at 2 ranks).
   EXPECT_TRUE(Contains(r.out, "(2048 + 1 per other rank, rooted, 2049 gathered): 8.9 MB + 8.4 MB"))
       << r.out;
   const YAML::Node exchange = doc["data_parallel"]["exchange"];
@@ -78,7 +79,7 @@ TEST(InspectCli, DataParallelExpertParallelShowsShardsAndCollectives) {
   EXPECT_EQ(exchange[2]["other_rank_tokens"].as<int64_t>(), 1);
   EXPECT_EQ(exchange[2]["gathered_tokens"].as<int64_t>(), 2049);
   EXPECT_NEAR(exchange[2]["per_layer_us"].as<double>() / exchange[1]["per_layer_us"].as<double>(),
-              1.0, 0.02);
+              2.0 / 3, 0.03);
   // Half the experts leave each GPU: its KV budget grows by exactly their bytes.
   const auto one = RunFleetsim(base + "--json");
   ASSERT_EQ(one.exit_code, 0) << one.err;

@@ -147,6 +147,7 @@ CollectiveConstants FitCollectiveConstants(const MeasuredCollectives& tables,
     CoordinateSearch search;
     search.Add("nccl_latency_scale", &c.nccl_latency_scale, 0.25, 4);
     search.Add("nccl_bandwidth_efficiency", &c.nccl_bandwidth_efficiency, 0.25, 2);
+    search.Add("nccl_ring_local_pass", &c.nccl_ring_local_pass, 0.01, 2);
     search.Minimize([&] {
       return SummedMape(tables, hardware, c, [](const std::string& op) {
         return op == "nccl all_gather" || op == "nccl reduce_scatter" || op == "nccl all_reduce";

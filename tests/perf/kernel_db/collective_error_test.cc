@@ -51,6 +51,7 @@ TEST(CollectiveTables, ShippedConstantsAreTheH200Fit) {
   const CollectiveConstants shipped;
   EXPECT_DOUBLE_EQ(fit.nccl_latency_scale, shipped.nccl_latency_scale);
   EXPECT_DOUBLE_EQ(fit.nccl_bandwidth_efficiency, shipped.nccl_bandwidth_efficiency);
+  EXPECT_DOUBLE_EQ(fit.nccl_ring_local_pass, shipped.nccl_ring_local_pass);
   EXPECT_DOUBLE_EQ(fit.p2p_latency_scale, shipped.p2p_latency_scale);
   EXPECT_DOUBLE_EQ(fit.p2p_bandwidth_efficiency, shipped.p2p_bandwidth_efficiency);
   EXPECT_DOUBLE_EQ(fit.custom_latency_s, shipped.custom_latency_s);
@@ -75,16 +76,44 @@ TEST(CollectiveTables, HeldOutH100MeetsTheTarget) {
 // under CUDA graphs meets the target; nccl-tests' collectives do not (their messages up to
 // 8 KiB take 1.5x the H100's time at the median on that host, which no catalog figure
 // explains; docs/COLLECTIVES.md): the test holds them within about two points of the
-// figures docs/COLLECTIVES.md reports (27.4, 33.2, 30.6, 28.9 %), so a change that makes
+// figures docs/COLLECTIVES.md reports (27.5, 30.8, 28.2, 28.9 %), so a change that makes
 // them worse fails here.
 TEST(CollectiveTables, HeldOutA100) {
   FLEETSIM_REQUIRE_SHARED_DATA();
   const CollectiveComparison c = Compare("a100_sxm");
   EXPECT_LE(c.Operation("vllm all_reduce (graph)")->mape, 0.15);
   EXPECT_LE(c.Operation("nccl all_reduce")->mape, 0.30);
-  EXPECT_LE(c.Operation("nccl all_gather")->mape, 0.35);
-  EXPECT_LE(c.Operation("nccl reduce_scatter")->mape, 0.33);
+  EXPECT_LE(c.Operation("nccl all_gather")->mape, 0.33);
+  EXPECT_LE(c.Operation("nccl reduce_scatter")->mape, 0.30);
   EXPECT_LE(c.Operation("nccl alltoall")->mape, 0.31);
+}
+
+// The bandwidth of large ring collectives, latency left out: the bytes between the 128 and
+// 256 MiB rows (fp16) over the time between them. With the ring's local pass
+// (CollectiveConstants::nccl_ring_local_pass) the model carries what every GPU count
+// measured, on the held-out systems too, within 15 %; NCCL's estimate alone (scaled by one
+// efficiency) had 2-GPU all-gathers and reduce-scatters carry 0.71-0.82 of it
+// (docs/COLLECTIVES.md).
+TEST(CollectiveTables, LargeRingCollectivesCarryWhatTheyMeasured) {
+  FLEETSIM_REQUIRE_SHARED_DATA();
+  for (const std::string system : {"h200_sxm", "h100_sxm", "a100_sxm"}) {
+    const CollectiveComparison c = Compare(system);
+    for (const std::string op : {"nccl all_gather", "nccl reduce_scatter", "nccl all_reduce"}) {
+      for (const int gpus : {2, 4, 8}) {
+        const CollectiveRowError* low = nullptr;
+        const CollectiveRowError* high = nullptr;
+        for (const CollectiveRowError& r : c.rows) {
+          if (r.operation != op || r.measured.gpus != gpus || r.measured.dtype != "half") continue;
+          if (r.measured.bytes == (int64_t{128} << 20)) low = &r;
+          if (r.measured.bytes == (int64_t{256} << 20)) high = &r;
+        }
+        ASSERT_TRUE(low && high) << system << " " << op << " " << gpus;
+        const double measured = high->measured.measured_us - low->measured.measured_us;
+        const double model = high->model_us - low->model_us;
+        EXPECT_NEAR(measured / model, 1.0, 0.15) << system << " " << op << " " << gpus << " GPUs";
+      }
+    }
+  }
 }
 
 }  // namespace
