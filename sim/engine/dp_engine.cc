@@ -310,7 +310,7 @@ std::vector<RequestRecord> DpEngine::TakeRecords(std::vector<int32_t>* ranks) {
 // tests/engine/dp_engine_test.cc catches a field that padding hides.
 static_assert(sizeof(DpRankChooser) == 40,
               "DpRankChooser changed: save the new field in DpRankChooser::Save/Load");
-static_assert(sizeof(DpEngine) == 512,
+static_assert(sizeof(DpEngine) == 552,
               "DpEngine changed: save the new field in DpEngine::Save/Load");
 
 void DpEngine::Save(CheckpointWriter& w) const {

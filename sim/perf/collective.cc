@@ -34,6 +34,15 @@ CollectiveModel::CollectiveModel(const HardwareSpec& hardware, int ranks, Dtype 
   const NcclTopology topology = SearchNcclTopology(hardware, ranks);
   link_gbs_ = topology.total_bw;
   nccl_ = std::make_shared<const NcclModel>(topology);
+  // A ring's passes per chunk that send (NCCL's estimate counts these) and the one that
+  // does not: an all-reduce sends in 2 (n - 1), an all-gather or reduce-scatter in n - 1.
+  const auto set = [&](NcclCollective collective, double sending) {
+    ring_pass_factor_[static_cast<std::size_t>(collective)] =
+        (sending + c_.nccl_ring_local_pass) / sending;
+  };
+  set(NcclCollective::kAllReduce, 2.0 * (ranks - 1));
+  set(NcclCollective::kAllGather, ranks - 1.0);
+  set(NcclCollective::kReduceScatter, ranks - 1.0);
 }
 
 double CollectiveModel::Calibrated(const NcclChoice& c, double bytes, double latency_scale,
@@ -44,19 +53,10 @@ double CollectiveModel::Calibrated(const NcclChoice& c, double bytes, double lat
 double CollectiveModel::NcclUs(NcclCollective collective, double bytes, bool nvls_type) const {
   if (!nccl_) return 0;
   const NcclChoice c = nccl_->Choose(collective, bytes, nvls_type);
-  return Calibrated(c, bytes, c_.nccl_latency_scale,
-                    c_.nccl_bandwidth_efficiency / RingPassFactor(collective, c.algorithm));
-}
-
-// The ring's passes per chunk that send (NCCL's estimate) and the one that does not.
-double CollectiveModel::RingPassFactor(NcclCollective collective, NcclAlgorithm algorithm) const {
-  if (algorithm != NcclAlgorithm::kRing || c_.nccl_ring_local_pass == 0) return 1;
-  const double n = ranks_;
-  double sending = 0;
-  if (collective == NcclCollective::kAllReduce) sending = 2 * (n - 1);
-  if (collective == NcclCollective::kAllGather || collective == NcclCollective::kReduceScatter)
-    sending = n - 1;
-  return sending > 0 ? (sending + c_.nccl_ring_local_pass) / sending : 1;
+  const double ring = c.algorithm == NcclAlgorithm::kRing
+                          ? ring_pass_factor_[static_cast<std::size_t>(collective)]
+                          : 1.0;
+  return Calibrated(c, bytes, c_.nccl_latency_scale, c_.nccl_bandwidth_efficiency / ring);
 }
 
 NcclChoice CollectiveModel::NcclChoiceFor(NcclCollective collective, double bytes,

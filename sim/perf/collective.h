@@ -19,6 +19,7 @@
 //   tp8.AllReduceUs(2048 * 8192 * 2);  // one all-reduce of 2,048 tokens x hidden 8192
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -97,7 +98,6 @@ class CollectiveModel {
   template <typename BytesOf>
   double RootedGroupUs(NcclCollective collective, std::span<const int64_t> rank_tokens,
                        BytesOf bytes_of) const;
-  double RingPassFactor(NcclCollective collective, NcclAlgorithm algorithm) const;
   double Calibrated(const NcclChoice& c, double bytes, double latency_scale,
                     double efficiency) const;
 
@@ -108,6 +108,9 @@ class CollectiveModel {
   CollectiveConstants c_;
   VllmAllReduceRules rules_;
   std::shared_ptr<const NcclModel> nccl_;
+  // Per NcclCollective, a ring's bandwidth-term factor for its local pass (set once: the
+  // ranks are fixed; NcclUs runs on every exchange of every DP lock-step).
+  std::array<double, 5> ring_pass_factor_{1, 1, 1, 1, 1};
 };
 
 }  // namespace fleetsim
