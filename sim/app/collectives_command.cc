@@ -56,10 +56,9 @@ std::string_view TransportText(const NcclTopology& topology, const IntraNodeSpec
     case NcclTransport::kNvlink:
       return node.links && node.links->kind == "xgmi" ? "xGMI" : "NVLink";
     case NcclTransport::kPcieP2p:
-      // Peer to peer past a shared switch only by paths.cc's rule for AMD hosts.
-      return topology.ranks <= node.cpu.gpus_per_pcie_switch
-                 ? "PCIe peer to peer through a shared PCIe switch"
-                 : "PCIe peer to peer through the CPU (NCCL allows it for 2 GPUs on an AMD host)";
+      return "PCIe peer to peer through a shared PCIe switch";
+    case NcclTransport::kPcieP2pCpu:
+      return "PCIe peer to peer through the CPU (NCCL allows it for 2 GPUs on an AMD host)";
     case NcclTransport::kSharedMem:
       return "host memory (SHM) on at least one ring hop";
   }

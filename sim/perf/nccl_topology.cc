@@ -130,10 +130,15 @@ class PcieLoads {
     if (!node_.p2p) return false;
     return SharesSwitch(a, b) || (node_.cpu.vendor == "amd" && ranks_ <= 2);
   }
-  bool AnyShm(const std::vector<std::pair<int, int>>& hops) const {
-    for (const auto& [a, b] : hops)
-      if (!P2p(a, b)) return true;
-    return false;
+  // How the hops travel: through host memory if any hop must, else peer to peer, through
+  // the CPU if any hop leaves its switch.
+  NcclTransport Transport(const std::vector<std::pair<int, int>>& hops) const {
+    NcclTransport transport = NcclTransport::kPcieP2p;
+    for (const auto& [a, b] : hops) {
+      if (!P2p(a, b)) return NcclTransport::kSharedMem;
+      if (!SharesSwitch(a, b)) transport = NcclTransport::kPcieP2pCpu;
+    }
+    return transport;
   }
 
   // Adds a hop a -> b to the link loads: through the shared switch when P2P, else up to
@@ -276,7 +281,7 @@ NcclTopology SearchNcclTopology(const HardwareSpec& hardware, int ranks) {
     ring_loads.AddHop(a, b);
   for (const auto& [a, b] : RingHops(ranks, false))
     tree_loads.AddHop(a, b);
-  t.transport = ring_loads.AnyShm(ring_hops) ? NcclTransport::kSharedMem : NcclTransport::kPcieP2p;
+  t.transport = ring_loads.Transport(ring_hops);
   t.nvlink = false;
   for (int a = 0; a < ranks; ++a) {
     for (int b = 0; b < ranks; ++b)

@@ -29,9 +29,11 @@ namespace fleetsim {
 
 // How two GPUs of the group exchange data.
 enum class NcclTransport {
-  kNvlink,     // NVLink or xGMI (NCCL's LINK_NVL; its tables' NVLINK row)
-  kPcieP2p,    // PCIe peer-to-peer through a shared switch (the PCI row)
-  kSharedMem,  // staged through host memory (SHM transport; the PCI row)
+  kNvlink,      // NVLink or xGMI (NCCL's LINK_NVL; its tables' NVLINK row)
+  kPcieP2p,     // PCIe peer-to-peer through a shared switch (the PCI row)
+  kPcieP2pCpu,  // PCIe peer-to-peer through the CPU's root complex: paths.cc allows it
+                // between 2 GPUs on an AMD host (the PCI row)
+  kSharedMem,   // staged through host memory (SHM transport; the PCI row)
 };
 
 // One searched graph: channels at a per-channel bandwidth (GB/s, NCCL's unit).

@@ -109,6 +109,23 @@ TEST(NcclTopology, RtxPro6000PairsAndNode) {
   EXPECT_DOUBLE_EQ(node.ring.bw_intra, 20);
 }
 
+// Two GPUs on separate root ports (one GPU per switch): paths.cc ncclTopoCheckP2p allows
+// peer to peer between them only on an AMD host (2 GPUs); an Intel host stages through
+// host memory. Two GPUs under one switch go peer to peer on either.
+TEST(NcclTopology, PairOnSeparateRootPortsByHostVendor) {
+  HardwareSpec own_ports = Gpu("RTX-PRO-6000");
+  own_ports.intra_node.cpu.gpus_per_pcie_switch = 1;
+  EXPECT_EQ(SearchNcclTopology(own_ports, 2).transport, NcclTransport::kSharedMem);
+  own_ports.intra_node.cpu.vendor = "amd";
+  own_ports.intra_node.cpu.model = "turin";
+  EXPECT_EQ(SearchNcclTopology(own_ports, 2).transport, NcclTransport::kPcieP2pCpu);
+  // More than two GPUs: the AMD rule no longer applies, so the ring stages through memory.
+  EXPECT_EQ(SearchNcclTopology(own_ports, 4).transport, NcclTransport::kSharedMem);
+  HardwareSpec shared = own_ports;
+  shared.intra_node.cpu.gpus_per_pcie_switch = 2;
+  EXPECT_EQ(SearchNcclTopology(shared, 2).transport, NcclTransport::kPcieP2p);
+}
+
 // The same server on two AMD sockets: NCCL rates the sockets' link at AMD_BW, 16 GB/s
 // (topo.h), below the slowest SM100 speed (18), so no ring of eight fits and the search
 // falls back to the GPUs in rank order at 0.1 GB/s (search.cc "falling back to simple
