@@ -12,11 +12,10 @@ out=${1:-$here/out}
 mkdir -p "$out"
 
 sweeps="qwen32b qwen30b_a3b"
-if [[ ${2:-} != --table-only ]]; then
-  for name in $sweeps; do
-    "$fleetsim" sweep "$here/sweep_$name.yaml" --output-dir "$out/$name" --quiet
-  done
-fi
+# shellcheck source=SCRIPTDIR/../sweep_study.sh
+source "$here/../sweep_study.sh"
+# shellcheck disable=SC2086 # the names are words
+run_sweeps "${2:-}" $sweeps
 
 # One row per point: model, layout; goodput per GPU at capacity (capacity x SLO attainment
 # / GPUs: the requests per second within both SLOs each GPU carries there); its capacity
@@ -26,8 +25,7 @@ fi
 rows=$out/rows.txt
 : > "$rows"
 for name in $sweeps; do
-  "$fleetsim" sweep "$here/sweep_$name.yaml" --list | awk '/^point /' |
-    sed -e 's/^point \([0-9]*\): /\1\t/' > "$out/$name.layouts"
+  point_layouts "$name"
   awk -F, -v model="$name" -v layouts="$out/$name.layouts" '
     BEGIN { while ((getline line < layouts) > 0) { split(line, f, "\t"); layout[f[1]] = f[2] } }
     NR == 1 { for (c = 1; c <= NF; ++c) col[$c] = c; next }
