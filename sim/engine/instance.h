@@ -285,6 +285,18 @@ class Instance {
     if (tally_ != nullptr)
       AddTokens(*tally_, end / tally_interval_, prompt_tokens, generated_tokens);
   }
+  // A step's prompt tokens: its chunks' tokens, draft tokens not counted.
+  static int64_t PromptTokensOf(const BatchShape& shape) {
+    return shape.prefill_tokens() - shape.spec_tokens();
+  }
+  // A step record's batch fields, as the step's shape gives them.
+  static void DescribeBatch(const BatchShape& shape, StepRecord& step) {
+    step.prefill_tokens = PromptTokensOf(shape);
+    step.prefill_chunks = shape.gdn_prefills();
+    step.decodes = shape.num_decodes() + shape.num_spec_decodes();
+    step.decode_context_mean = shape.mean_decode_context();
+    step.decode_context_max = shape.max_decode_context();
+  }
   const StepPlan* planned_ = nullptr;  // between PlanStep and FinishStep
   // The queues and the pool once the step in progress was scheduled (StepRecord's
   // scheduled_* fields): scratch between its planning and its record.

@@ -13,7 +13,8 @@ namespace fleetsim {
 // is configuration, decide whether a checkpointed run with it restarts to the same
 // results -- if not, list it in UncoveredFeatures; if it is state, save it in its part's
 // Save/Load (and bump kCheckpointFormat, fleet/checkpoint_files.h). Then update the size.
-// Engine state has its own guards beside its Save (engine/request.cc, engine/instance.cc).
+// Engine state has its own guards beside its Save (engine/request.cc,
+// engine/instance_checkpoint.cc).
 static_assert(sizeof(ClusterConfig) == 232, "ClusterConfig changed: see the note above");
 static_assert(sizeof(InstanceGroupConfig) == 1992, "InstanceGroupConfig changed: see above");
 static_assert(sizeof(GatewaysConfig) == 56, "GatewaysConfig changed: see the note above");
@@ -32,7 +33,7 @@ static_assert(sizeof(PrefillLeg) == 64, "PrefillLeg changed: see the note above"
 
 // MTP speculation (its drafts follow from the request's saved counts and
 // emitted_last_step; acceptance draws are a function of the request id and output
-// position), prefill/decode disaggregation (instance_shard.cc, instance.cc,
+// position), prefill/decode disaggregation (instance_shard.cc, instance_checkpoint.cc,
 // gateway_shard.cc) and data parallelism with expert parallelism (engine/dp_engine.cc:
 // its ranks, the wave, the front end's published counts, requests not yet given a rank)
 // are saved, so nothing is listed.
