@@ -5,12 +5,20 @@
 
 # run_sweeps MODE NAME...: runs $here/sweep_NAME.yaml into $out/NAME when MODE is empty;
 # with MODE --table-only it runs nothing (the tables are rebuilt from an earlier run's
-# output). Any other MODE is refused, exit 2.
+# output, which must be there). Any other MODE is refused, exit 2.
 run_sweeps() {
   local mode=$1 name
   shift
   case $mode in
-    --table-only) return ;;
+    --table-only)
+      for name in "$@"; do
+        if [[ ! -f $out/$name/sweep.csv ]]; then
+          echo "$0: --table-only: no earlier run in $out/$name (run once without it)" >&2
+          exit 2
+        fi
+      done
+      return
+      ;;
     '') ;;
     *) echo "$0: unknown option '$mode' (the only one is --table-only)" >&2; exit 2 ;;
   esac
