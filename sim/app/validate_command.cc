@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "app/collectives_text.h"
 #include "app/validate_series.h"
 #include "comm/error_agreement.h"
 #include "comm/mpi_runtime.h"
@@ -17,6 +18,7 @@
 #include "engine/dp_setup.h"
 #include "engine/engine_setup.h"
 #include "model/model_catalog.h"
+#include "perf/nccl_topology.h"
 #include "workload/vllm_bench_reader.h"
 #include "workload/vllm_bench_series.h"
 
@@ -153,9 +155,26 @@ struct Preemptions {
   int64_t total = 0, requests = 0;
 };
 
+// The node a replay of several GPUs prices its collectives on, in `bundle collectives`'
+// words: the catalog entry's layout unless --hardware names a copy with another.
+struct CollectivePath {
+  int gpus = 0;
+  std::string hardware, node, transport;
+};
+
+std::optional<CollectivePath> CollectivePathOf(const std::optional<HardwareSpec>& hardware,
+                                               int gpus) {
+  if (!hardware || gpus < 2 || gpus > static_cast<int>(hardware->gpus_per_node.value))
+    return std::nullopt;
+  const NcclTopology topology = SearchNcclTopology(*hardware, gpus);
+  return CollectivePath{gpus, hardware->name, NodeText(*hardware),
+                        std::string(TransportText(topology, hardware->intra_node))};
+}
+
 void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,
             const std::optional<SeriesComparison>& series, int64_t requests, int64_t num_blocks,
-            int64_t out_of_grid, const Preemptions& preempted) {
+            int64_t out_of_grid, const Preemptions& preempted,
+            const std::optional<CollectivePath>& collectives) {
   const std::pair<const char*, const std::vector<double>*> metrics[] = {
       {"ttft", &sim.ttft}, {"tpot", &sim.tpot}, {"e2e", &sim.e2e}};
   const std::vector<double>* measured[] = {&real.ttft, &real.tpot, &real.e2e};
@@ -170,6 +189,15 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
     json.Field("out_of_grid_lookups", out_of_grid);
     json.Field("preemptions_sim", preempted.total);
     json.Field("preempted_requests_sim", preempted.requests);
+    if (collectives) {
+      json.Key("collectives");
+      json.BeginObject();
+      json.Field("gpus", static_cast<int64_t>(collectives->gpus));
+      json.Field("hardware", collectives->hardware);
+      json.Field("node", collectives->node);
+      json.Field("transport", collectives->transport);
+      json.EndObject();
+    }
     for (std::size_t m = 0; m < 3; ++m) {
       const Stats s = Summarize(*metrics[m].second);
       const Stats r = Summarize(*measured[m]);
@@ -258,6 +286,13 @@ void Report(const ValidateOptions& options, const Latencies& sim, const Latencie
       "preemptions: %lld in the replay, of %lld requests (the run does not record its own)\n",
       static_cast<long long>(preempted.total), static_cast<long long>(preempted.requests));
   std::printf("out-of-grid table lookups: %lld\n", static_cast<long long>(out_of_grid));
+  if (collectives) {
+    std::printf(
+        "collectives: %d GPUs of one %s node (%s): NCCL goes %s (the --hardware entry's "
+        "layout; for another, pass a copy of it with its node section edited)\n",
+        collectives->gpus, collectives->hardware.c_str(), collectives->node.c_str(),
+        collectives->transport.c_str());
+  }
 }
 
 void Validate(const ValidateOptions& options) {
@@ -420,7 +455,7 @@ void Validate(const ValidateOptions& options) {
     if (options.series_csv) WriteSeriesCsv(*options.series_csv, "--series-csv", *compared);
   }
   Report(options, sim, real, compared, count, setup.num_blocks, setup.cost->OutOfGridLookups(),
-         preempted);
+         preempted, CollectivePathOf(budget.hardware, dp * config.tensor_parallel_size));
   if (dp > 1 && !options.json) lock_steps.Print(dp);
 }
 
@@ -444,7 +479,8 @@ void AddValidateCommand(CLI::App& app) {
   bench->add_option("--model", options->model, "Model card name or config.json path")->required();
   bench->add_option(
       "--hardware", options->hardware,
-      "GPU from the catalog, to size the KV cache when meta.json lacks num_gpu_blocks");
+      "GPU from the catalog, or a YAML path: sizes the KV cache when meta.json lacks "
+      "num_gpu_blocks, and lays out the node a run of several GPUs prices its collectives on");
   bench
       ->add_option(engine_settings::kStepOverheadUs.spec.OptionName(), options->step_overhead_us,
                    std::string(engine_settings::kStepOverheadUs.spec.help))
