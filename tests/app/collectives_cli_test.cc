@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -15,6 +14,7 @@
 #include "core/project_paths.h"
 #include "model/hardware.h"
 #include "perf/collective.h"
+#include "support/catalog_entry.h"
 #include "support/run_command.h"
 #include "support/scratch_folder.h"
 
@@ -90,14 +90,9 @@ TEST_F(CollectivesCli, DefaultSizesDouble) {
 // whose link NCCL rates below its slowest speed), the command says so and prices the
 // fallback at what the links carry, not at NCCL's 0.1 GB/s placeholder.
 TEST_F(CollectivesCli, ShowsNcclsFallbackGraph) {
-  std::ifstream in(HardwareCatalogDir() / "RTX-PRO-6000.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const std::string intel = "vendor: intel, model: emerald-rapids";
-  ASSERT_NE(yaml.find(intel), std::string::npos);
-  yaml.replace(yaml.find(intel), intel.size(), "vendor: amd, model: turin");
-  Write("RTX-PRO-6000.yaml", yaml);
+  Write("RTX-PRO-6000.yaml",
+        testing::CatalogEntryWith("RTX-PRO-6000", "vendor: intel, model: emerald-rapids",
+                                  "vendor: amd, model: turin"));
   const auto r = RunFleetsim("bundle collectives --hardware " + Path("RTX-PRO-6000.yaml") +
                              " --gpus 8 --bytes 33554432 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -114,16 +109,11 @@ TEST_F(CollectivesCli, ShowsNcclsFallbackGraph) {
 // Two cards on their own root ports of an AMD host: no switch between them, yet NCCL goes
 // peer to peer (paths.cc allows it for 2 GPUs on AMD), and the command says through what.
 TEST_F(CollectivesCli, NamesThePeerToPeerPathOfAnAmdPair) {
-  std::ifstream in(HardwareCatalogDir() / "RTX-PRO-6000.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const std::string intel =
-      "vendor: intel, model: emerald-rapids, sockets: 2, gpus_per_pcie_switch: 2";
-  ASSERT_NE(yaml.find(intel), std::string::npos);
-  yaml.replace(yaml.find(intel), intel.size(),
-               "vendor: amd, model: turin, sockets: 2, gpus_per_pcie_switch: 1");
-  Write("RTX-PRO-6000.yaml", yaml);
+  Write("RTX-PRO-6000.yaml",
+        testing::CatalogEntryWith(
+            "RTX-PRO-6000",
+            "vendor: intel, model: emerald-rapids, sockets: 2, gpus_per_pcie_switch: 2",
+            "vendor: amd, model: turin, sockets: 2, gpus_per_pcie_switch: 1"));
   const auto r = RunFleetsim("bundle collectives --hardware " + Path("RTX-PRO-6000.yaml") +
                              " --gpus 2 --bytes 1024 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
