@@ -33,4 +33,9 @@ std::string_view TransportText(const NcclTopology& topology, const IntraNodeSpec
   return "?";
 }
 
+std::optional<std::string> GroupTransportText(const HardwareSpec& hardware, int gpus) {
+  if (gpus < 2 || gpus > static_cast<int>(hardware.gpus_per_node.value)) return std::nullopt;
+  return std::string(TransportText(SearchNcclTopology(hardware, gpus), hardware.intra_node));
+}
+
 }  // namespace fleetsim

@@ -5,6 +5,7 @@
 //   TransportText(t, hardware.intra_node);  // "PCIe peer to peer through a shared PCIe switch"
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,9 @@ std::string NodeText(const HardwareSpec& hardware);
 
 // How the group's GPUs exchange data, as the topology search found it.
 std::string_view TransportText(const NcclTopology& topology, const IntraNodeSpec& node);
+
+// The same for `gpus` GPUs of one node of `hardware`, as the simulator prices their
+// collectives; nothing for one GPU, or for more than a node holds.
+std::optional<std::string> GroupTransportText(const HardwareSpec& hardware, int gpus);
 
 }  // namespace fleetsim

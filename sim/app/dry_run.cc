@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "app/collectives_text.h"
 #include "bundles/analytic_bundle.h"
 #include "cluster/cluster_config.h"
 #include "core/format.h"
@@ -141,6 +142,13 @@ void PrintDryRun(const RunJob& job, std::FILE* out) {
                  setup.engine.prefix_caching ? "on" : "off",
                  setup.engine.chunked_prefill ? "on" : "off",
                  setup.engine.async_scheduling ? "on" : "off", setup.engine.max_num_batched_tokens);
+    if (group.budget.hardware) {
+      const int gpus = group.GpusPerInstance();
+      if (auto transport = GroupTransportText(*group.budget.hardware, gpus)) {
+        std::fprintf(out, "  collectives       %d GPUs of a node: NCCL goes %s (%s)\n", gpus,
+                     transport->c_str(), NodeText(*group.budget.hardware).c_str());
+      }
+    }
   }
   const WindowClock clock(DelaysOf(cluster).gateway_to_instance, cluster.gateways.staleness_s);
   std::fprintf(out, "\nrouting     %d gateway(s), %s%s, load view refreshed every %s\n",

@@ -18,7 +18,6 @@
 #include "engine/dp_setup.h"
 #include "engine/engine_setup.h"
 #include "model/model_catalog.h"
-#include "perf/nccl_topology.h"
 #include "workload/vllm_bench_reader.h"
 #include "workload/vllm_bench_series.h"
 
@@ -164,11 +163,10 @@ struct CollectivePath {
 
 std::optional<CollectivePath> CollectivePathOf(const std::optional<HardwareSpec>& hardware,
                                                int gpus) {
-  if (!hardware || gpus < 2 || gpus > static_cast<int>(hardware->gpus_per_node.value))
-    return std::nullopt;
-  const NcclTopology topology = SearchNcclTopology(*hardware, gpus);
-  return CollectivePath{gpus, hardware->name, NodeText(*hardware),
-                        std::string(TransportText(topology, hardware->intra_node))};
+  if (!hardware) return std::nullopt;
+  std::optional<std::string> transport = GroupTransportText(*hardware, gpus);
+  if (!transport) return std::nullopt;
+  return CollectivePath{gpus, hardware->name, NodeText(*hardware), std::move(*transport)};
 }
 
 void Report(const ValidateOptions& options, const Latencies& sim, const Latencies& real,

@@ -205,6 +205,18 @@ TEST_F(UxCli, DryRunPrintsThePlanAndWritesNothing) {
         "reads it and makes its gateways' requests"})
     EXPECT_NE(result.out.find(expected), std::string::npos) << expected << "\n" << result.out;
   EXPECT_EQ(result.out.find("requests finished"), std::string::npos);
+  // One GPU an instance: no collectives. A group of several names what NCCL finds on its
+  // node (the TP 2 and the DP 2 groups of the PCIe example).
+  EXPECT_EQ(result.out.find("collectives"), std::string::npos) << result.out;
+  const auto pcie =
+      RunFleetsim("run --dry-run --cluster " + Source("cluster_configs/moe_dp_ep.yaml"));
+  ASSERT_EQ(pcie.exit_code, 0) << pcie.err;
+  const std::string line =
+      "  collectives       2 GPUs of a node: NCCL goes PCIe peer to peer through a shared PCIe "
+      "switch (8-GPU node, pcie: PCIe Gen5 x16, 2 GPU(s) per PCIe switch";
+  const std::size_t first = pcie.out.find(line);
+  ASSERT_NE(first, std::string::npos) << pcie.out;
+  EXPECT_NE(pcie.out.find(line, first + 1), std::string::npos) << pcie.out;
   // Sessions, --strict-models and --skip-bad-lines keep one reader.
   for (const std::string& args :
        {"--workload " + Source("runs/examples/chat_sessions.yaml"), std::string("--strict-models"),
