@@ -30,19 +30,20 @@ CollectiveModel::CollectiveModel(const HardwareSpec& hardware, int ranks, Dtype 
           (hardware.memory_stream_efficiency ? hardware.memory_stream_efficiency->value : 1.0)),
       c_(constants),
       rules_(VllmAllReduceRulesFor(hardware, ranks, dtype)) {
+  ring_pass_factor_.fill(1.0);
   if (ranks <= 1) return;
   const NcclTopology topology = SearchNcclTopology(hardware, ranks);
   link_gbs_ = topology.total_bw;
   nccl_ = std::make_shared<const NcclModel>(topology);
-  // A ring's passes per chunk that send (NCCL's estimate counts these) and the one that
-  // does not: an all-reduce sends in 2 (n - 1), an all-gather or reduce-scatter in n - 1.
-  const auto set = [&](NcclCollective collective, double sending) {
+  // A ring's passes per chunk that send (NCCL's estimate counts these, its steps) and the
+  // one that does not. The rooted rings keep 1: their last rank's copy overlaps the root's
+  // next send.
+  for (const NcclCollective collective :
+       {NcclCollective::kAllReduce, NcclCollective::kAllGather, NcclCollective::kReduceScatter}) {
+    const double sending = NcclModel::RingSteps(collective, ranks);
     ring_pass_factor_[static_cast<std::size_t>(collective)] =
         (sending + c_.nccl_ring_local_pass) / sending;
-  };
-  set(NcclCollective::kAllReduce, 2.0 * (ranks - 1));
-  set(NcclCollective::kAllGather, ranks - 1.0);
-  set(NcclCollective::kReduceScatter, ranks - 1.0);
+  }
 }
 
 double CollectiveModel::Calibrated(const NcclChoice& c, double bytes, double latency_scale,

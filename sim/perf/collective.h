@@ -109,8 +109,9 @@ class CollectiveModel {
   VllmAllReduceRules rules_;
   std::shared_ptr<const NcclModel> nccl_;
   // Per NcclCollective, a ring's bandwidth-term factor for its local pass (set once: the
-  // ranks are fixed; NcclUs runs on every exchange of every DP lock-step).
-  std::array<double, 5> ring_pass_factor_{1, 1, 1, 1, 1};
+  // ranks are fixed; NcclUs runs on every exchange of every DP lock-step). 1 where a ring
+  // has no such pass to count (the rooted broadcast and reduce).
+  std::array<double, kNcclCollectives> ring_pass_factor_{};
 };
 
 }  // namespace fleetsim

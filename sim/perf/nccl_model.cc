@@ -106,6 +106,20 @@ double NcclModel::BandwidthGBs(NcclCollective c, NcclAlgorithm a, NcclProtocol p
   return bandwidth_[Index(c, static_cast<int>(a), static_cast<int>(p))];
 }
 
+int NcclModel::RingSteps(NcclCollective collective, int ranks) {
+  switch (collective) {
+    case NcclCollective::kAllReduce:
+      return 2 * (ranks - 1);
+    case NcclCollective::kBroadcast:
+    case NcclCollective::kReduce:
+      return ranks;
+    case NcclCollective::kAllGather:
+    case NcclCollective::kReduceScatter:
+      return ranks - 1;
+  }
+  return ranks - 1;
+}
+
 // ncclTopoTuneModel for one node (nNodes = 1: the graphs' intra bandwidth, no network
 // steps, NVLS Tree and PAT disabled, no CollNet).
 NcclModel::NcclModel(const NcclTopology& topology)
@@ -122,7 +136,7 @@ NcclModel::NcclModel(const NcclTopology& topology)
         NcclCollective::kBroadcast, NcclCollective::kReduce}) {
     const bool all_reduce = coll == NcclCollective::kAllReduce;
     const bool rooted = coll == NcclCollective::kBroadcast || coll == NcclCollective::kReduce;
-    const int nsteps = all_reduce ? 2 * (n - 1) : rooted ? n : n - 1;
+    const int nsteps = RingSteps(coll, n);
     for (int a = 0; a < 3; ++a) {
       if (!all_reduce && a == kTree) continue;  // all-gather, reduce-scatter: ring, NVLS (PAT off)
       if (rooted && a != kRing) continue;       // broadcast, reduce: ring only

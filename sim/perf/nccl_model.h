@@ -24,6 +24,7 @@ namespace fleetsim {
 // Broadcast and reduce are ring-only (tuning.cc); vLLM groups one per rank for the uneven
 // all-gather and reduce-scatter of expert parallelism (pynccl.py all_gatherv, reduce_scatterv).
 enum class NcclCollective { kAllGather, kReduceScatter, kAllReduce, kBroadcast, kReduce };
+inline constexpr int kNcclCollectives = 5;  // the values of NcclCollective
 enum class NcclAlgorithm { kTree, kRing, kNvls };
 enum class NcclProtocol { kLL, kLL128, kSimple };
 
@@ -52,6 +53,11 @@ class NcclModel {
   // integers, not int8), all-gathers any: `nvls_type` says whether the reduction's type is one.
   NcclChoice Choose(NcclCollective collective, double bytes, bool nvls_type = true) const;
 
+  // A ring's steps per chunk in NCCL's estimate (tuning.cc nsteps) for `ranks` GPUs: the
+  // passes that send, 2 (n - 1) for an all-reduce and n - 1 for an all-gather or
+  // reduce-scatter; n for a rooted broadcast or reduce.
+  static int RingSteps(NcclCollective collective, int ranks);
+
   // The table entries (latency us, algorithm bandwidth GB/s; bandwidth 0: not available).
   double LatencyUs(NcclCollective c, NcclAlgorithm a, NcclProtocol p) const;
   double BandwidthGBs(NcclCollective c, NcclAlgorithm a, NcclProtocol p) const;
@@ -66,7 +72,7 @@ class NcclModel {
   const NcclTopology& topology() const { return topology_; }
 
  private:
-  static constexpr int kColls = 5, kAlgos = 3, kProtos = 3;
+  static constexpr int kColls = kNcclCollectives, kAlgos = 3, kProtos = 3;
   double& Lat(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
   double& Bw(NcclCollective c, NcclAlgorithm a, NcclProtocol p);
 
